@@ -1,0 +1,158 @@
+//! The command line: `pantheon perft`, `pantheon show`.
+
+use crate::notation::{UsiMove, format_move, parse_position, to_sfen};
+use crate::notation::sfen::piece_str;
+use crate::rules::{Color, Game, Variant, perft};
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use std::fmt::Write as _;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser, Debug)]
+#[command(name = "pantheon", version, about = "AlphaZero-style engine for Minishogi, Mansindam and Pandemonium")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Count legal move sequences (perft) from a position.
+    Perft {
+        #[command(flatten)]
+        game: GameArgs,
+        /// Number of plies.
+        #[arg(long)]
+        depth: u32,
+        /// First print "MOVE COUNT" for each legal move.
+        #[arg(long)]
+        divide: bool,
+    },
+    /// Print a position: board, hands, SFEN, side to move, check, result.
+    Show {
+        #[command(flatten)]
+        game: GameArgs,
+    },
+}
+
+/// A position given as variant, start SFEN and moves played from it.
+#[derive(Args, Debug)]
+pub struct GameArgs {
+    /// minishogi, mansindam, pandemonium or pandemonium2022.
+    #[arg(long)]
+    pub variant: Variant,
+    /// Start position (default: the variant's start position).
+    #[arg(long)]
+    pub sfen: Option<String>,
+    /// USI moves played from the start position.
+    #[arg(long, num_args = 1.., allow_hyphen_values = false)]
+    pub moves: Vec<String>,
+}
+
+impl GameArgs {
+    /// The game after the start SFEN and the moves, or an error naming the
+    /// bad SFEN or the first illegal move and why.
+    pub fn game(&self) -> Result<Game> {
+        let sfen = self.sfen.as_deref().unwrap_or("startpos");
+        let start = parse_position(self.variant, sfen).with_context(|| format!("bad --sfen '{sfen}'"))?;
+        let mut game = Game::new(start);
+        for (i, text) in self.moves.iter().enumerate() {
+            if let Some(outcome) = game.outcome() {
+                anyhow::bail!("move {} ({text}): the game is already over: {outcome}", i + 1);
+            }
+            let usi = UsiMove::parse(text, self.variant.geometry()).with_context(|| format!("move {}", i + 1))?;
+            let mv = usi.to_game_move(&game).with_context(|| format!("move {}", i + 1))?;
+            game.play(mv);
+        }
+        Ok(game)
+    }
+}
+
+/// Runs the command line; errors go to stderr with exit code 1.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Perft { game, depth, divide } => run_perft(&game, depth, divide),
+        Command::Show { game } => {
+            print!("{}", show(&game.game()?));
+            Ok(())
+        }
+    }
+}
+
+fn run_perft(args: &GameArgs, depth: u32, divide: bool) -> Result<()> {
+    let mut game = args.game()?;
+    let started = Instant::now();
+    let total = if divide {
+        let mut total = 0;
+        for (mv, n) in perft::divide(&mut game, depth) {
+            println!("{} {n}", format_move(args.variant, mv));
+            total += n;
+        }
+        total
+    } else {
+        perft::perft(&mut game, depth)
+    };
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!("time {:.3} s, {:.0} leaves/s", secs, total as f64 / secs.max(1e-9));
+    println!("{total}");
+    Ok(())
+}
+
+/// The text `pantheon show` prints for a game's current position.
+pub fn show(game: &Game) -> String {
+    let pos = game.position();
+    let variant = pos.variant();
+    let g = variant.geometry();
+    let mut out = String::new();
+    let hand_line = |color: Color| {
+        let spec = variant.spec();
+        let items: Vec<String> = (0..spec.hand_kinds)
+            .filter(|&k| pos.hand(color).count(k) > 0)
+            .map(|k| {
+                let n = pos.hand(color).count(k);
+                let name = spec.pieces[k as usize].name;
+                if n > 1 { format!("{n} {name}") } else { name.to_string() }
+            })
+            .collect();
+        if items.is_empty() { "-".to_string() } else { items.join(", ") }
+    };
+    writeln!(out, "gote hand:  {}", hand_line(Color::Gote)).ok();
+    for file in (1..=g.files).rev() {
+        write!(out, "{file:>3}").ok();
+    }
+    out.push('\n');
+    for rank in 0..g.ranks {
+        let cells: String = (1..=g.files)
+            .rev()
+            .map(|file| {
+                let sq = crate::rules::Square::new(file, rank).expect("on board");
+                let cell = pos.piece_at(sq).map(|p| piece_str(variant, p)).unwrap_or_else(|| ".".into());
+                format!("{cell:>3}")
+            })
+            .collect();
+        writeln!(out, "{cells}   {}", (b'a' + rank) as char).ok();
+    }
+    writeln!(out, "sente hand: {}", hand_line(Color::Sente)).ok();
+    writeln!(out, "(upper case: sente, lower case: gote, +: promoted)").ok();
+    writeln!(out, "variant: {variant}").ok();
+    writeln!(out, "sfen: {}", to_sfen(pos)).ok();
+    writeln!(out, "side to move: {}", pos.side_to_move()).ok();
+    writeln!(out, "in check: {}", if pos.in_check() { "yes" } else { "no" }).ok();
+    match game.outcome() {
+        Some(outcome) => writeln!(out, "result: {outcome}").ok(),
+        None => writeln!(out, "result: ongoing").ok(),
+    };
+    out
+}

@@ -1,0 +1,9 @@
+//! Pantheon: an AlphaZero-style engine for Minishogi, Mansindam and
+//! Pandemonium.
+//!
+//! Layers, lowest first (see ARCHITECTURE.md): [`rules`] (pure game rules),
+//! [`notation`] (SFEN and USI move text), then the command line in `cli`.
+
+pub mod cli;
+pub mod notation;
+pub mod rules;

@@ -1,0 +1,198 @@
+//! USI move text: `7g7f`, `2b3a+`, `P*5e`. On minishogi's board the same
+//! form with files 1-5 and ranks a-e.
+
+use crate::rules::{Game, Geometry, Move, PieceKind, Position, Square, Variant};
+
+/// A move as written, checked for syntax and board bounds only.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum UsiMove {
+    Normal { from: Square, to: Square, promote: bool },
+    /// `letter` is the upper-case base letter of the dropped piece.
+    Drop { letter: char, to: Square },
+}
+
+/// Why a string is not a USI move.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UsiMoveError {
+    #[error("'{0}' is not a USI move (expected e.g. 7g7f, 7g7f+ or P*5e)")]
+    Syntax(String),
+    #[error("'{text}': square {square} is off the {files}x{ranks} board")]
+    OffBoard { text: String, square: String, files: u8, ranks: u8 },
+}
+
+/// Why a well-formed move cannot be played in the position.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("illegal move {text}: {reason}")]
+pub struct IllegalMove {
+    pub text: String,
+    pub reason: String,
+}
+
+impl UsiMove {
+    /// Parses `text` for a board of geometry `g`.
+    pub fn parse(text: &str, g: Geometry) -> Result<UsiMove, UsiMoveError> {
+        let syntax = || UsiMoveError::Syntax(text.to_string());
+        let b = text.as_bytes();
+        let square = |f: u8, r: u8| -> Result<Square, UsiMoveError> {
+            if !f.is_ascii_digit() || !r.is_ascii_lowercase() {
+                return Err(syntax());
+            }
+            g.square((f - b'0') as i32, (r - b'a') as i32).ok_or_else(|| UsiMoveError::OffBoard {
+                text: text.to_string(),
+                square: format!("{}{}", f as char, r as char),
+                files: g.files,
+                ranks: g.ranks,
+            })
+        };
+        match b {
+            [p, b'*', f, r] if p.is_ascii_uppercase() => {
+                Ok(UsiMove::Drop { letter: *p as char, to: square(*f, *r)? })
+            }
+            [f1, r1, f2, r2, rest @ ..] if rest.is_empty() || rest == b"+" => Ok(UsiMove::Normal {
+                from: square(*f1, *r1)?,
+                to: square(*f2, *r2)?,
+                promote: !rest.is_empty(),
+            }),
+            _ => Err(syntax()),
+        }
+    }
+
+    /// The legal move this text names in `pos`, or why there is none.
+    pub fn to_move(self, pos: &Position) -> Result<Move, IllegalMove> {
+        let mv = self.to_move_unchecked(pos).map_err(|reason| self.illegal(reason))?;
+        if pos.is_legal(mv) {
+            Ok(mv)
+        } else {
+            Err(self.illegal(diagnose(pos, mv)))
+        }
+    }
+
+    /// The legal move this text names in the game's current position,
+    /// history rules included.
+    pub fn to_game_move(self, game: &Game) -> Result<Move, IllegalMove> {
+        let mv = self.to_move(game.position())?;
+        if game.repeats_third_time(mv) {
+            return Err(self.illegal("it would repeat a position a third time".into()));
+        }
+        Ok(mv)
+    }
+
+    fn illegal(self, reason: String) -> IllegalMove {
+        IllegalMove { text: self.to_string(), reason }
+    }
+
+    fn to_move_unchecked(self, pos: &Position) -> Result<Move, String> {
+        match self {
+            UsiMove::Normal { from, to, promote } => Ok(Move::Normal { from, to, promote }),
+            UsiMove::Drop { letter, to } => {
+                let spec = pos.variant().spec();
+                let hand_kinds = &spec.pieces[..spec.hand_kinds as usize];
+                match hand_kinds.iter().position(|p| p.letter == letter as u8) {
+                    Some(k) => Ok(Move::Drop { kind: PieceKind(k as u8), to }),
+                    None => Err(format!("'{letter}' is not a piece that can be dropped in {}", pos.variant())),
+                }
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for UsiMove {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            UsiMove::Normal { from, to, promote } => {
+                write!(f, "{from}{to}{}", if promote { "+" } else { "" })
+            }
+            UsiMove::Drop { letter, to } => write!(f, "{letter}*{to}"),
+        }
+    }
+}
+
+/// Parses `text` as a legal move of `pos`.
+pub fn parse_move(pos: &Position, text: &str) -> Result<Move, ParseMoveError> {
+    Ok(UsiMove::parse(text, pos.variant().geometry())?.to_move(pos)?)
+}
+
+/// A move text that is malformed or illegal.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseMoveError {
+    #[error(transparent)]
+    Syntax(#[from] UsiMoveError),
+    #[error(transparent)]
+    Illegal(#[from] IllegalMove),
+}
+
+/// The USI text of `mv` in `variant`.
+pub fn format_move(variant: Variant, mv: Move) -> String {
+    let usi = match mv {
+        Move::Normal { from, to, promote } => UsiMove::Normal { from, to, promote },
+        Move::Drop { kind, to } => UsiMove::Drop { letter: variant.spec().pieces[kind.index()].letter as char, to },
+    };
+    usi.to_string()
+}
+
+/// Explains why `mv` is not legal in `pos` (it is known not to be).
+fn diagnose(pos: &Position, mv: Move) -> String {
+    let t = pos.variant().tables();
+    let spec = t.spec;
+    let us = pos.side_to_move();
+    let check_reason = || {
+        if pos.in_check() {
+            "it does not get the king out of check".to_string()
+        } else {
+            "it would leave the king in check".to_string()
+        }
+    };
+    match mv {
+        Move::Normal { from, to, promote } => {
+            let Some(piece) = pos.piece_at(from) else {
+                return format!("there is no piece on {from}");
+            };
+            let name = spec.pieces[piece.kind.index()].name;
+            if piece.color != us {
+                return format!("the {name} on {from} belongs to {}", piece.color);
+            }
+            if pos.piece_at(to).is_some_and(|p| p.color == us) {
+                return format!("{to} is occupied by a piece of {us}");
+            }
+            if !t.attacks(piece.kind.0, us, from, pos.occupied()).contains(to) {
+                return format!("a {name} on {from} cannot move to {to}");
+            }
+            let eligible = t.zone[us.index()].contains(from) || t.zone[us.index()].contains(to);
+            if promote && !t.is_promotable(piece.kind.0) {
+                return format!("a {name} cannot promote");
+            }
+            if promote && !eligible {
+                return "a promotion needs a move into, within or out of the promotion zone".into();
+            }
+            let must = t.must_promote[piece.kind.index()][us.index()].contains(to);
+            if !promote && eligible && t.is_promotable(piece.kind.0) && must {
+                return format!("the {name} must promote on this move (write {from}{to}+)");
+            }
+            check_reason()
+        }
+        Move::Drop { kind, to } => {
+            let name = spec.pieces[kind.index()].name;
+            if pos.hand(us).count(kind.0) == 0 {
+                return format!("{us} has no {name} in hand");
+            }
+            if pos.piece_at(to).is_some() {
+                return format!("{to} is not empty");
+            }
+            if !t.drop_to[kind.index()][us.index()].contains(to) {
+                return format!("a {name} dropped on {to} could never move");
+            }
+            if kind.0 == t.pawn {
+                let own_pawn_on_file = pos.pieces(us, kind) & t.files[to.file() as usize];
+                if spec.pawn_drops.two_pawns && own_pawn_on_file.any() {
+                    return format!("{us} already has an unpromoted pawn on file {}", to.file());
+                }
+                let gives_check = t.leaps[kind.index()][us.index()][to.index()].contains(pos.king(!us));
+                let blocks = pos.checkers().first().is_none_or(|c| pos.interpositions(pos.king(us), c).contains(to));
+                if spec.pawn_drops.no_drop_mate && gives_check && blocks {
+                    return "a pawn drop may not give checkmate".into();
+                }
+            }
+            check_reason()
+        }
+    }
+}
