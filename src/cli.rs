@@ -1,7 +1,7 @@
 //! The command line: `pantheon perft`, `pantheon show`.
 
-use crate::notation::{UsiMove, format_move, parse_position, to_sfen};
 use crate::notation::sfen::piece_str;
+use crate::notation::{UsiMove, format_move, parse_position, to_sfen};
 use crate::rules::{Color, Game, Variant, perft};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -10,7 +10,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(Parser, Debug)]
-#[command(name = "pantheon", version, about = "AlphaZero-style engine for Minishogi, Mansindam and Pandemonium")]
+#[command(
+    name = "pantheon",
+    version,
+    about = "AlphaZero-style engine for Minishogi, Mansindam and Pandemonium"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -55,14 +59,21 @@ impl GameArgs {
     /// bad SFEN or the first illegal move and why.
     pub fn game(&self) -> Result<Game> {
         let sfen = self.sfen.as_deref().unwrap_or("startpos");
-        let start = parse_position(self.variant, sfen).with_context(|| format!("bad --sfen '{sfen}'"))?;
+        let start =
+            parse_position(self.variant, sfen).with_context(|| format!("bad --sfen '{sfen}'"))?;
         let mut game = Game::new(start);
         for (i, text) in self.moves.iter().enumerate() {
             if let Some(outcome) = game.outcome() {
-                anyhow::bail!("move {} ({text}): the game is already over: {outcome}", i + 1);
+                anyhow::bail!(
+                    "move {} ({text}): the game is already over: {outcome}",
+                    i + 1
+                );
             }
-            let usi = UsiMove::parse(text, self.variant.geometry()).with_context(|| format!("move {}", i + 1))?;
-            let mv = usi.to_game_move(&game).with_context(|| format!("move {}", i + 1))?;
+            let usi = UsiMove::parse(text, self.variant.geometry())
+                .with_context(|| format!("move {}", i + 1))?;
+            let mv = usi
+                .to_game_move(&game)
+                .with_context(|| format!("move {}", i + 1))?;
             game.play(mv);
         }
         Ok(game)
@@ -83,7 +94,11 @@ pub fn main() -> ExitCode {
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Perft { game, depth, divide } => run_perft(&game, depth, divide),
+        Command::Perft {
+            game,
+            depth,
+            divide,
+        } => run_perft(&game, depth, divide),
         Command::Show { game } => {
             print!("{}", show(&game.game()?));
             Ok(())
@@ -105,7 +120,11 @@ fn run_perft(args: &GameArgs, depth: u32, divide: bool) -> Result<()> {
         perft::perft(&mut game, depth)
     };
     let secs = started.elapsed().as_secs_f64();
-    eprintln!("time {:.3} s, {:.0} leaves/s", secs, total as f64 / secs.max(1e-9));
+    eprintln!(
+        "time {:.3} s, {:.0} leaves/s",
+        secs,
+        total as f64 / secs.max(1e-9)
+    );
     println!("{total}");
     Ok(())
 }
@@ -123,10 +142,18 @@ pub fn show(game: &Game) -> String {
             .map(|k| {
                 let n = pos.hand(color).count(k);
                 let name = spec.pieces[k as usize].name;
-                if n > 1 { format!("{n} {name}") } else { name.to_string() }
+                if n > 1 {
+                    format!("{n} {name}")
+                } else {
+                    name.to_string()
+                }
             })
             .collect();
-        if items.is_empty() { "-".to_string() } else { items.join(", ") }
+        if items.is_empty() {
+            "-".to_string()
+        } else {
+            items.join(", ")
+        }
     };
     writeln!(out, "gote hand:  {}", hand_line(Color::Gote)).ok();
     for file in (1..=g.files).rev() {
@@ -138,7 +165,10 @@ pub fn show(game: &Game) -> String {
             .rev()
             .map(|file| {
                 let sq = crate::rules::Square::new(file, rank).expect("on board");
-                let cell = pos.piece_at(sq).map(|p| piece_str(variant, p)).unwrap_or_else(|| ".".into());
+                let cell = pos
+                    .piece_at(sq)
+                    .map(|p| piece_str(variant, p))
+                    .unwrap_or_else(|| ".".into());
                 format!("{cell:>3}")
             })
             .collect();
@@ -149,7 +179,12 @@ pub fn show(game: &Game) -> String {
     writeln!(out, "variant: {variant}").ok();
     writeln!(out, "sfen: {}", to_sfen(pos)).ok();
     writeln!(out, "side to move: {}", pos.side_to_move()).ok();
-    writeln!(out, "in check: {}", if pos.in_check() { "yes" } else { "no" }).ok();
+    writeln!(
+        out,
+        "in check: {}",
+        if pos.in_check() { "yes" } else { "no" }
+    )
+    .ok();
     match game.outcome() {
         Some(outcome) => writeln!(out, "result: {outcome}").ok(),
         None => writeln!(out, "result: ongoing").ok(),

@@ -35,14 +35,26 @@ pub struct Game {
 
 impl Game {
     pub fn new(start: Position) -> Game {
-        let entry = HistoryEntry { hash: start.hash(), in_check: start.in_check(), occurrence: 1, prev: 0 };
-        Game { positions: vec![start], moves: Vec::new(), history: vec![entry], repeated: Vec::new() }
+        let entry = HistoryEntry {
+            hash: start.hash(),
+            in_check: start.in_check(),
+            occurrence: 1,
+            prev: 0,
+        };
+        Game {
+            positions: vec![start],
+            moves: Vec::new(),
+            history: vec![entry],
+            repeated: Vec::new(),
+        }
     }
 
     /// The current position.
     #[inline]
     pub fn position(&self) -> &Position {
-        self.positions.last().expect("a game has at least its start position")
+        self.positions
+            .last()
+            .expect("a game has at least its start position")
     }
 
     pub fn start(&self) -> &Position {
@@ -70,7 +82,11 @@ impl Game {
         let n = self.history.len();
         let hash = next.hash();
         // Same side to move: every second entry back.
-        let prev = (0..n).rev().skip(1).step_by(2).find(|&i| self.history[i].hash == hash);
+        let prev = (0..n)
+            .rev()
+            .skip(1)
+            .step_by(2)
+            .find(|&i| self.history[i].hash == hash);
         let (occurrence, prev) = match prev {
             Some(i) => (self.history[i].occurrence.saturating_add(1), i as u32),
             None => (1, 0),
@@ -78,7 +94,12 @@ impl Game {
         if occurrence >= 2 {
             self.repeated.push(n as u32);
         }
-        self.history.push(HistoryEntry { hash, in_check: next.in_check(), occurrence, prev });
+        self.history.push(HistoryEntry {
+            hash,
+            in_check: next.in_check(),
+            occurrence,
+            prev,
+        });
         self.positions.push(next);
         self.moves.push(mv);
     }
@@ -159,7 +180,11 @@ impl Game {
     /// The loss of the side to move when it has no legal move.
     pub fn no_move_outcome(&self) -> Outcome {
         let pos = self.position();
-        let reason = if pos.in_check() { EndReason::Checkmate } else { EndReason::Stalemate };
+        let reason = if pos.in_check() {
+            EndReason::Checkmate
+        } else {
+            EndReason::Stalemate
+        };
         Outcome::win(!pos.side_to_move(), reason)
     }
 
@@ -184,9 +209,10 @@ impl Game {
         let outcome = match (sente, gote) {
             (true, false) => Outcome::win(Color::Gote, PerpetualCheck),
             (false, true) => Outcome::win(Color::Sente, PerpetualCheck),
-            (true, true) if rule == Repetition::ThirdSideToMoveLoses => {
-                Outcome { winner: None, reason: PerpetualCheck }
-            }
+            (true, true) if rule == Repetition::ThirdSideToMoveLoses => Outcome {
+                winner: None,
+                reason: PerpetualCheck,
+            },
             _ => match rule {
                 Repetition::FourfoldFirstPlayerLoses => Outcome::win(Color::Gote, Rep),
                 _ => Outcome::win(!self.position().side_to_move(), Rep),

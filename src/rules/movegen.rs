@@ -5,7 +5,7 @@
 //! in these variants jumps, so a leaper's check can only be answered by
 //! capturing it or moving the king.
 
-use super::tables::{NONE, between, line};
+use super::tables::{NONE, between};
 use super::{Bitboard, Color, Move, MoveList, PieceKind, Position, Square};
 
 impl Position {
@@ -32,7 +32,11 @@ impl Position {
         let without_king = occ.without(ksq);
         for to in t.leaps[t.king as usize][us.index()][ksq.index()] & !ours {
             if !self.is_attacked(to, them, without_king) {
-                out.push(Move::Normal { from: ksq, to, promote: false });
+                out.push(Move::Normal {
+                    from: ksq,
+                    to,
+                    promote: false,
+                });
             }
         }
         let checkers = self.checkers();
@@ -47,15 +51,15 @@ impl Position {
             None => (!ours & t.board, t.board & !occ),
         };
 
-        let pinned = self.pinned(us);
+        let pins = self.pins(us);
         for k in 0..t.num_kinds as u8 {
             if k == t.king {
                 continue;
             }
             for from in self.pieces(us, PieceKind(k)) {
                 let mut targets = t.attacks(k, us, from, occ) & targets_allowed & !ours;
-                if pinned.contains(from) {
-                    targets &= line(ksq, from);
+                if pins.pinned.contains(from) {
+                    targets &= pins.allowed(from);
                 }
                 self.push_board_moves(out, k, from, targets);
             }
@@ -84,7 +88,9 @@ impl Position {
     /// like the alfil, cannot be blocked).
     pub(crate) fn interpositions(&self, ksq: Square, checker: Square) -> Bitboard {
         let t = self.tables();
-        let piece = self.piece_at(checker).expect("checker stands on its square");
+        let piece = self
+            .piece_at(checker)
+            .expect("checker stands on its square");
         if t.leaps[piece.kind.index()][piece.color.index()][checker.index()].contains(ksq) {
             Bitboard::EMPTY
         } else {
@@ -92,22 +98,35 @@ impl Position {
         }
     }
 
-    /// Our pieces that shield our king from an enemy slider.
-    pub fn pinned(&self, us: Color) -> Bitboard {
+    /// Our pieces that shield our king from an enemy slider, and where each
+    /// may go.
+    pub(crate) fn pins(&self, us: Color) -> Pins {
         let t = self.tables();
         let them = !us;
         let ksq = self.king(us);
         let occ = self.occupied();
         let [rooks, bishops] = self.sliders(them);
         let snipers = (rooks & t.rook_empty(ksq)) | (bishops & t.bishop_empty(ksq));
-        let mut pinned = Bitboard::EMPTY;
-        for s in snipers {
-            let blockers = between(ksq, s) & occ;
-            if !blockers.more_than_one() {
-                pinned |= blockers & self.pieces_of(us);
+        let mut pins = Pins {
+            pinned: Bitboard::EMPTY,
+            list: [(ksq, Bitboard::EMPTY); 8],
+            len: 0,
+        };
+        for sniper in snipers {
+            let blockers = between(ksq, sniper) & occ;
+            if !blockers.more_than_one() && (blockers & self.pieces_of(us)).any() {
+                pins.pinned |= blockers;
+                let square = blockers.first().expect("one blocker");
+                pins.list[pins.len] = (square, between(ksq, sniper).with(sniper));
+                pins.len += 1;
             }
         }
-        pinned
+        pins
+    }
+
+    /// Our pieces pinned to our king by an enemy slider.
+    pub fn pinned(&self, us: Color) -> Bitboard {
+        self.pins(us).pinned
     }
 
     /// Pushes the moves of a `kind` piece from `from` to each of `targets`,
@@ -116,18 +135,42 @@ impl Position {
         let t = self.tables();
         let us = self.side_to_move().index();
         if t.promotes_to[kind as usize] == NONE {
-            out.extend(targets.map(|to| Move::Normal { from, to, promote: false }));
+            out.extend(targets.map(|to| Move::Normal {
+                from,
+                to,
+                promote: false,
+            }));
             return;
         }
         let zone = t.zone[us];
-        let eligible = if zone.contains(from) { targets } else { targets & zone };
+        let eligible = if zone.contains(from) {
+            targets
+        } else {
+            targets & zone
+        };
         let forced = eligible & t.must_promote[kind as usize][us];
-        out.extend((targets & !eligible).map(|to| Move::Normal { from, to, promote: false }));
+        out.extend((targets & !eligible).map(|to| Move::Normal {
+            from,
+            to,
+            promote: false,
+        }));
         for to in eligible & !forced {
-            out.push(Move::Normal { from, to, promote: false });
-            out.push(Move::Normal { from, to, promote: true });
+            out.push(Move::Normal {
+                from,
+                to,
+                promote: false,
+            });
+            out.push(Move::Normal {
+                from,
+                to,
+                promote: true,
+            });
         }
-        out.extend(forced.map(|to| Move::Normal { from, to, promote: true }));
+        out.extend(forced.map(|to| Move::Normal {
+            from,
+            to,
+            promote: true,
+        }));
     }
 
     /// Pushes drops onto `allowed` (empty squares, or interposition squares
@@ -143,7 +186,10 @@ impl Position {
             }
             let mut squares = allowed & t.drop_to[k as usize][us.index()];
             if k != t.pawn {
-                out.extend(squares.map(|to| Move::Drop { kind: PieceKind(k), to }));
+                out.extend(squares.map(|to| Move::Drop {
+                    kind: PieceKind(k),
+                    to,
+                }));
                 continue;
             }
             if rules.two_pawns {
@@ -153,7 +199,10 @@ impl Position {
             }
             let their_king = self.king(!us);
             for to in squares {
-                let drop = Move::Drop { kind: PieceKind(k), to };
+                let drop = Move::Drop {
+                    kind: PieceKind(k),
+                    to,
+                };
                 let gives_check = t.leaps[k as usize][us.index()][to.index()].contains(their_king);
                 if rules.no_drop_mate && gives_check && self.is_drop_mate(drop) {
                     continue;
@@ -167,5 +216,23 @@ impl Position {
     /// legal move: the pawn-drop-mate test.
     fn is_drop_mate(&self, drop: Move) -> bool {
         !self.play(drop).has_legal_move()
+    }
+}
+
+/// The pins against one king: at most one per direction.
+pub(crate) struct Pins {
+    pub pinned: Bitboard,
+    /// (pinned square, squares it may move to: between king and pinner,
+    /// pinner included). A pinned leaper may not jump past the pinner.
+    list: [(Square, Bitboard); 8],
+    len: usize,
+}
+
+impl Pins {
+    fn allowed(&self, sq: Square) -> Bitboard {
+        self.list[..self.len]
+            .iter()
+            .find(|(s, _)| *s == sq)
+            .map_or(Bitboard::EMPTY, |&(_, allowed)| allowed)
     }
 }

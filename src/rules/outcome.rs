@@ -43,7 +43,10 @@ pub struct Outcome {
 
 impl Outcome {
     pub const fn win(winner: Color, reason: EndReason) -> Outcome {
-        Outcome { winner: Some(winner), reason }
+        Outcome {
+            winner: Some(winner),
+            reason,
+        }
     }
 }
 

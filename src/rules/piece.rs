@@ -87,16 +87,32 @@ pub struct Movement {
 
 impl Movement {
     pub const fn leaper(leaps: &'static [Atom]) -> Movement {
-        Movement { leaps, rook: false, bishop: false }
+        Movement {
+            leaps,
+            rook: false,
+            bishop: false,
+        }
     }
     pub const fn rook(leaps: &'static [Atom]) -> Movement {
-        Movement { leaps, rook: true, bishop: false }
+        Movement {
+            leaps,
+            rook: true,
+            bishop: false,
+        }
     }
     pub const fn bishop(leaps: &'static [Atom]) -> Movement {
-        Movement { leaps, rook: false, bishop: true }
+        Movement {
+            leaps,
+            rook: false,
+            bishop: true,
+        }
     }
     pub const fn queen(leaps: &'static [Atom]) -> Movement {
-        Movement { leaps, rook: true, bishop: true }
+        Movement {
+            leaps,
+            rook: true,
+            bishop: true,
+        }
     }
 }
 
@@ -118,11 +134,30 @@ pub struct PieceSpec {
 }
 
 impl PieceSpec {
-    pub const fn base(name: &'static str, letter: u8, movement: Movement, promotes_to: Option<u8>) -> Self {
-        PieceSpec { name, letter, promoted: false, movement, partner: promotes_to, royal: false }
+    pub const fn base(
+        name: &'static str,
+        letter: u8,
+        movement: Movement,
+        promotes_to: Option<u8>,
+    ) -> Self {
+        PieceSpec {
+            name,
+            letter,
+            promoted: false,
+            movement,
+            partner: promotes_to,
+            royal: false,
+        }
     }
     pub const fn promoted(name: &'static str, letter: u8, movement: Movement, base: u8) -> Self {
-        PieceSpec { name, letter, promoted: true, movement, partner: Some(base), royal: false }
+        PieceSpec {
+            name,
+            letter,
+            promoted: true,
+            movement,
+            partner: Some(base),
+            royal: false,
+        }
     }
     pub const fn king(letter: u8, leaps: &'static [Atom]) -> Self {
         PieceSpec {

@@ -1,11 +1,11 @@
 //! [`Position`]: a validated board state (no history) and copy-make moves.
 
 use super::hand::{Hand, MAX_HAND_COUNT};
+use super::piece::MAX_KINDS;
 use super::setup::{PositionError, Setup};
 use super::tables::{NONE, VariantTables};
 use super::zobrist::KEYS;
 use super::{Bitboard, Color, Move, NUM_SQUARES, Piece, PieceKind, Square, Variant};
-use super::piece::MAX_KINDS;
 
 /// A legal position of a variant: board, hands, side to move. It holds no
 /// game history; repetition rules live in [`Game`](super::Game).
@@ -76,7 +76,9 @@ impl Position {
         };
         let mut king_count = [0; 2];
         for sq in Square::all() {
-            let Some(piece) = setup.board[sq.index()] else { continue };
+            let Some(piece) = setup.board[sq.index()] else {
+                continue;
+            };
             if !g.has(sq) {
                 return Err(PositionError::OffBoard(sq, g.files, g.ranks));
             }
@@ -85,8 +87,13 @@ impl Position {
                 king_count[piece.color.index()] += 1;
                 pos.kings[piece.color.index()] = sq;
             }
-            if !t.drop_to[kind as usize][piece.color.index()].contains(sq) && !t.spec.pieces[kind as usize].promoted {
-                return Err(PositionError::DeadPiece { square: sq, kind: t.spec.pieces[kind as usize].name });
+            if !t.drop_to[kind as usize][piece.color.index()].contains(sq)
+                && !t.spec.pieces[kind as usize].promoted
+            {
+                return Err(PositionError::DeadPiece {
+                    square: sq,
+                    kind: t.spec.pieces[kind as usize].name,
+                });
             }
             pos.put(sq, piece);
         }
@@ -124,7 +131,10 @@ impl Position {
             pos.hash ^= KEYS.gote_to_move;
         }
         let them = !pos.side;
-        if pos.attackers(pos.king(them), pos.side, pos.occupied()).any() {
+        if pos
+            .attackers(pos.king(them), pos.side, pos.occupied())
+            .any()
+        {
             return Err(PositionError::OpponentInCheck(them));
         }
         pos.checkers = pos.attackers(pos.king(pos.side), them, pos.occupied());
@@ -295,7 +305,11 @@ impl Position {
                     self.add_to_hand(us, k, 1);
                 }
                 self.remove(from, piece);
-                let kind = if promote { PieceKind(t.promotes_to[piece.kind.index()]) } else { piece.kind };
+                let kind = if promote {
+                    PieceKind(t.promotes_to[piece.kind.index()])
+                } else {
+                    piece.kind
+                };
                 self.put(to, Piece { color: us, kind });
                 if piece.kind.0 == t.king {
                     self.kings[us.index()] = to;
@@ -327,8 +341,13 @@ impl Position {
                     let n = self.hands[us].count(k as u8) as usize;
                     h ^= KEYS.hand[us][k][n] ^ KEYS.hand[us][k][n + 1];
                 }
-                let kind = if promote { t.promotes_to[piece.kind.index()] as usize } else { piece.kind.index() };
-                h ^= KEYS.piece[us][piece.kind.index()][from.index()] ^ KEYS.piece[us][kind][to.index()];
+                let kind = if promote {
+                    t.promotes_to[piece.kind.index()] as usize
+                } else {
+                    piece.kind.index()
+                };
+                h ^= KEYS.piece[us][piece.kind.index()][from.index()]
+                    ^ KEYS.piece[us][kind][to.index()];
             }
             Move::Drop { kind, to } => {
                 let n = self.hands[us].count(kind.0) as usize;
@@ -388,7 +407,9 @@ impl Position {
     fn add_to_hand(&mut self, color: Color, kind: u8, delta: i8) {
         let (c, k) = (color.index(), kind as usize);
         let n = self.hands[c].count(kind);
-        let m = n.checked_add_signed(delta).expect("hand count stays in range");
+        let m = n
+            .checked_add_signed(delta)
+            .expect("hand count stays in range");
         self.hash ^= KEYS.hand[c][k][n as usize] ^ KEYS.hand[c][k][m as usize];
         self.hands[c].set(kind, m);
     }

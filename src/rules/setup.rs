@@ -46,7 +46,10 @@ pub enum PositionError {
     #[error("{color} has two unpromoted pawns on file {file}")]
     TwoPawns { color: Color, file: u8 },
     #[error("{kind} cannot be held in hand in {variant}")]
-    NotAHandPiece { kind: &'static str, variant: Variant },
+    NotAHandPiece {
+        kind: &'static str,
+        variant: Variant,
+    },
     #[error("{count} pieces of kind {kind} on board and in hands (at most {max})", max = MAX_HAND_COUNT)]
     TooManyPieces { kind: &'static str, count: u32 },
     #[error("the side not to move ({0}) is in check: its king could be captured")]

@@ -4,8 +4,8 @@
 //! [`Variant`]; the move generator reads only the tables derived from it
 //! (see [`super::tables`]).
 
-use super::piece::{Atom::*, Movement, PieceSpec};
 use super::Geometry;
+use super::piece::{Atom::*, Movement, PieceSpec};
 
 /// How a promotion-eligible move (starting or ending in the zone) promotes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -85,7 +85,10 @@ pub const MINISHOGI: VariantSpec = VariantSpec {
     ],
     hand_kinds: 5,
     pawn: 4,
-    pawn_drops: PawnDropRules { two_pawns: true, no_drop_mate: true },
+    pawn_drops: PawnDropRules {
+        two_pawns: true,
+        no_drop_mate: true,
+    },
     zone_depth: 1,
     promotion: PromotionRule::Optional,
     repetition: Repetition::FourfoldFirstPlayerLoses,
@@ -115,7 +118,10 @@ pub const MANSINDAM: VariantSpec = VariantSpec {
     ],
     hand_kinds: 8,
     pawn: 7,
-    pawn_drops: PawnDropRules { two_pawns: true, no_drop_mate: false },
+    pawn_drops: PawnDropRules {
+        two_pawns: true,
+        no_drop_mate: false,
+    },
     zone_depth: 3,
     promotion: PromotionRule::Mandatory,
     repetition: Repetition::ThirdIsIllegal,
@@ -151,7 +157,10 @@ pub const PANDEMONIUM: VariantSpec = VariantSpec {
     pieces: PANDEMONIUM_PIECES,
     hand_kinds: 9,
     pawn: 8,
-    pawn_drops: PawnDropRules { two_pawns: false, no_drop_mate: false },
+    pawn_drops: PawnDropRules {
+        two_pawns: false,
+        no_drop_mate: false,
+    },
     zone_depth: 3,
     promotion: PromotionRule::Optional,
     repetition: Repetition::ThirdSideToMoveLoses,
@@ -208,7 +217,9 @@ impl std::fmt::Display for Variant {
 
 /// An unknown variant name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown variant '{0}' (expected one of: minishogi, mansindam, pandemonium, pandemonium2022)")]
+#[error(
+    "unknown variant '{0}' (expected one of: minishogi, mansindam, pandemonium, pandemonium2022)"
+)]
 pub struct UnknownVariant(pub String);
 
 impl std::str::FromStr for Variant {

@@ -1,9 +1,9 @@
 //! Zobrist keys: one per (colour, kind, square), per (colour, hand kind,
 //! count) and for the side to move. Generated at compile time.
 
+use super::NUM_SQUARES;
 use super::hand::{MAX_HAND_COUNT, MAX_HAND_KINDS};
 use super::piece::MAX_KINDS;
-use super::NUM_SQUARES;
 
 const fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
