@@ -65,10 +65,17 @@ fn perft_positions() {
 }
 
 #[test]
+fn perft_pandemonium_positions() {
+    let n = check_perft(include_str!("data/perft-pandemonium.txt"), NODE_LIMIT);
+    assert!(n >= 80, "only {n} entries checked");
+}
+
+#[test]
 #[ignore = "large counts: run with cargo test --release -- --ignored"]
 fn perft_large() {
     check_perft(include_str!("data/perft-start.txt"), u64::MAX);
     check_perft(include_str!("data/perft-positions.txt"), u64::MAX);
+    check_perft(include_str!("data/perft-pandemonium.txt"), u64::MAX);
 }
 
 #[test]

@@ -30,7 +30,7 @@ impl Move {
 
     /// The origin square of a board move; `None` for a drop.
     #[inline]
-    pub const fn from(self) -> Option<Square> {
+    pub const fn origin(self) -> Option<Square> {
         match self {
             Move::Normal { from, .. } => Some(from),
             Move::Drop { .. } => None,
