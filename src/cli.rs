@@ -38,6 +38,22 @@ pub enum Command {
         #[command(flatten)]
         game: GameArgs,
     },
+    /// Measure speed (medians over several runs).
+    Bench {
+        #[command(subcommand)]
+        what: BenchCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Perft on the start positions and a middlegame with full hands
+    /// (single thread, bulk counting at the leaves), checking each count.
+    Perft {
+        /// Runs per position; the median is reported.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        runs: u32,
+    },
 }
 
 /// A position given as variant, start SFEN and moves played from it.
@@ -103,7 +119,44 @@ pub fn run(cli: Cli) -> Result<()> {
             print!("{}", show(&game.game()?));
             Ok(())
         }
+        Command::Bench {
+            what: BenchCommand::Perft { runs },
+        } => bench_perft(runs),
     }
+}
+
+fn bench_perft(runs: u32) -> Result<()> {
+    println!(
+        "{:<32} {:>5} {:>12} {:>10} {:>14}",
+        "position", "depth", "leaves", "median s", "leaves/s"
+    );
+    for case in perft::BENCH_POSITIONS {
+        let pos = parse_position(case.variant, case.sfen)?;
+        let mut times = Vec::new();
+        for _ in 0..runs {
+            let started = Instant::now();
+            let n = perft::perft(&mut Game::new(pos.clone()), case.depth);
+            times.push(started.elapsed().as_secs_f64());
+            anyhow::ensure!(
+                n == case.count,
+                "{}: perft {} but expected {}",
+                case.name,
+                n,
+                case.count
+            );
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        println!(
+            "{:<32} {:>5} {:>12} {:>10.3} {:>14.0}",
+            case.name,
+            case.depth,
+            case.count,
+            median,
+            case.count as f64 / median
+        );
+    }
+    Ok(())
 }
 
 fn run_perft(args: &GameArgs, depth: u32, divide: bool) -> Result<()> {

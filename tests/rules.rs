@@ -384,7 +384,7 @@ fn pandemonium_has_no_campmate_but_pandemonium2022_has() {
 fn pandemonium_threefold_repetition_side_to_move_loses() {
     let start = "4k4/9/9/9/9/9/9/9/4K4 b - 1";
     let cycle = "5i5h 5a5b 5h5i 5b5a ";
-    let g = game(Pandemonium, start, &cycle.repeat(1));
+    let g = game(Pandemonium, start, cycle);
     assert_eq!(g.outcome(), None);
     let g = game(Pandemonium, start, &cycle.repeat(2));
     assert_eq!(g.repetitions(), 3);
