@@ -286,6 +286,7 @@ proptest! {
             assert_eq!(to_sfen(&again), sfen);
             for &mv in moves {
                 assert_eq!(pos.hash_after(mv), pos.play(mv).hash());
+                assert_eq!(pos.gives_check(mv), pos.play(mv).in_check(), "{} {}", to_sfen(pos), format_move(v, mv));
                 assert_eq!(Move::from(CompactMove::from(mv)), mv);
                 let text = format_move(v, mv);
                 assert_eq!(UsiMove::parse(&text, v.geometry()).unwrap().to_move(pos), Ok(mv));

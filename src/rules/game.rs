@@ -21,12 +21,18 @@ pub struct HistoryEntry {
 /// A game from a start position: the current position, the moves and the
 /// positions so far. Positions are kept whole (copy-make), so undoing a
 /// move is a pop.
+///
+/// A game made by [`Game::branch`] keeps the history entries of all
+/// earlier positions (for the repetition rules) but only the current
+/// position itself: it cannot undo past its branch point.
 #[derive(Clone, Debug)]
 pub struct Game {
-    /// `positions[0]` is the start; the last is the current position.
+    /// The positions from the start (or branch point) to the current one,
+    /// which is the last; they are the last `positions.len()` entries of
+    /// `history`.
     positions: Vec<Position>,
     moves: Vec<Move>,
-    /// One entry per position, parallel to `positions`.
+    /// One entry per position from the start of the game.
     history: Vec<HistoryEntry>,
     /// Indices of entries with `occurrence >= 2`, ascending (Mansindam
     /// forbids moves back into these positions).
@@ -57,11 +63,25 @@ impl Game {
             .expect("a game has at least its start position")
     }
 
+    /// The first position this game holds: the start position, or the
+    /// branch point of a [`Game::branch`].
     pub fn start(&self) -> &Position {
         &self.positions[0]
     }
 
-    /// The moves played from the start position.
+    /// A game continuing from the current position that shares its
+    /// repetition history but holds only the current position and no
+    /// moves: cheap to make for each line a search explores.
+    pub fn branch(&self) -> Game {
+        Game {
+            positions: vec![self.position().clone()],
+            moves: Vec::new(),
+            history: self.history.clone(),
+            repeated: self.repeated.clone(),
+        }
+    }
+
+    /// The moves played from the start position (or branch point).
     pub fn moves(&self) -> &[Move] {
         &self.moves
     }
@@ -104,7 +124,8 @@ impl Game {
         self.moves.push(mv);
     }
 
-    /// Takes back the last move; `None` at the start position.
+    /// Takes back the last move; `None` at the start position (or branch
+    /// point).
     pub fn undo(&mut self) -> Option<Move> {
         let mv = self.moves.pop()?;
         self.positions.pop();
@@ -204,7 +225,13 @@ impl Game {
             first = self.history[first].prev as usize;
         }
         let checks: Vec<bool> = self.history[first..].iter().map(|e| e.in_check).collect();
-        let [sente, gote] = perpetual_checkers(self.positions[first].side_to_move(), &checks);
+        let side_now = self.position().side_to_move();
+        let first_side = if (last - first) % 2 == 0 {
+            side_now
+        } else {
+            !side_now
+        };
+        let [sente, gote] = perpetual_checkers(first_side, &checks);
         use EndReason::{PerpetualCheck, Repetition as Rep};
         let outcome = match (sente, gote) {
             (true, false) => Outcome::win(Color::Gote, PerpetualCheck),

@@ -77,6 +77,45 @@ impl Position {
         !moves.is_empty()
     }
 
+    /// Whether the legal move `mv` gives check, directly or by uncovering a
+    /// slider, without playing it.
+    pub fn gives_check(&self, mv: Move) -> bool {
+        let t = self.tables();
+        let us = self.side_to_move();
+        let their_king = self.king(!us);
+        let (kind, to, occ) = match mv {
+            Move::Normal { from, to, promote } => {
+                let k = self
+                    .piece_at(from)
+                    .expect("legal move starts on a piece")
+                    .kind
+                    .0;
+                let kind = if promote {
+                    t.promotes_to[k as usize]
+                } else {
+                    k
+                };
+                (kind, to, self.occupied().without(from).with(to))
+            }
+            Move::Drop { kind, to } => (kind.0, to, self.occupied().with(to)),
+        };
+        if t.attacks(kind, us, to, occ).contains(their_king) {
+            return true;
+        }
+        let Move::Normal { from, .. } = mv else {
+            return false;
+        };
+        let [rooks, bishops] = self.sliders(us);
+        let uncovered = (rooks & t.rook_empty(their_king)) | (bishops & t.bishop_empty(their_king));
+        for s in uncovered.without(from) {
+            let line = between(their_king, s);
+            if line.contains(from) && (line & occ).is_empty() {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Whether `mv` is legal here (ignoring history).
     pub fn is_legal(&self, mv: Move) -> bool {
         self.legal_moves().contains(&mv)
