@@ -5,5 +5,6 @@
 //! [`notation`] (SFEN and USI move text), then the command line in `cli`.
 
 pub mod cli;
+pub mod mcts;
 pub mod notation;
 pub mod rules;

@@ -1,0 +1,17 @@
+//! Monte Carlo tree search with PUCT. The search sees the network only
+//! through the [`Evaluator`] trait; it never imports burn.
+
+mod cache;
+mod evaluator;
+mod limits;
+mod params;
+mod rng;
+mod search;
+mod tree;
+
+pub use evaluator::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
+pub use limits::{Clock, Limits, TimeBudget, budget};
+pub use params::SearchParams;
+pub use rng::Rng;
+pub use search::{PvLine, Score, SearchInfo, SearchResult, Searcher, mate_in_one};
+pub use tree::Proof;

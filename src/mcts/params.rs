@@ -1,0 +1,61 @@
+//! Search parameters.
+
+/// How the search explores and how much it may use.
+#[derive(Clone, Debug)]
+pub struct SearchParams {
+    /// Worker threads that walk the tree and gather leaves (>= 1).
+    pub threads: usize,
+    /// Most positions sent to the evaluator in one call; each worker
+    /// gathers up to `batch_size / threads` leaves per round.
+    pub batch_size: usize,
+    /// Exploration constant of PUCT: c(N) = init + ln((N + base + 1) / base).
+    pub cpuct_init: f64,
+    pub cpuct_base: f64,
+    /// First-play urgency: an unvisited child's value is the parent's
+    /// value minus `fpu_reduction * sqrt(sum of visited children's priors)`.
+    pub fpu_reduction: f64,
+    /// The same at the root.
+    pub fpu_reduction_root: f64,
+    /// Memory budget of the tree in MiB; never exceeded.
+    pub hash_mib: usize,
+    /// Evaluations kept in the cache (entries).
+    pub cache_entries: usize,
+    /// Dirichlet noise at the root: (alpha, weight), for self-play.
+    pub root_noise: Option<(f64, f64)>,
+    /// Look for a mate (or campmate) in one at each new leaf.
+    pub mate_check: bool,
+    /// Seed of the search's random choices (noise, sampling).
+    pub seed: u64,
+    /// Root moves reported with their lines (MultiPV).
+    pub multipv: usize,
+}
+
+impl Default for SearchParams {
+    fn default() -> SearchParams {
+        SearchParams {
+            threads: 2,
+            batch_size: 32,
+            cpuct_init: 1.25,
+            cpuct_base: 19652.0,
+            fpu_reduction: 0.25,
+            fpu_reduction_root: 0.0,
+            hash_mib: 256,
+            cache_entries: 1 << 18,
+            root_noise: None,
+            mate_check: true,
+            seed: 0,
+            multipv: 1,
+        }
+    }
+}
+
+impl SearchParams {
+    /// Leaves each worker gathers per evaluator round.
+    pub fn leaves_per_worker(&self) -> usize {
+        (self.batch_size / self.threads.max(1)).max(1)
+    }
+
+    pub fn cpuct(&self, parent_visits: u32) -> f64 {
+        self.cpuct_init + ((parent_visits as f64 + self.cpuct_base + 1.0) / self.cpuct_base).ln()
+    }
+}
