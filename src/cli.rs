@@ -54,6 +54,24 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
         runs: u32,
     },
+    /// Search playouts per second from the start position with the uniform
+    /// evaluator (the search's own overhead), per thread count.
+    Search {
+        #[arg(long, default_value = "mansindam")]
+        variant: Variant,
+        /// Playouts per run.
+        #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        nodes: u64,
+        /// Thread counts to measure, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1,2")]
+        threads: Vec<usize>,
+        /// Evaluator batch size.
+        #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        batch: u64,
+        /// Runs per setting; the median is reported.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        runs: u32,
+    },
 }
 
 /// A position given as variant, start SFEN and moves played from it.
@@ -122,6 +140,16 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench {
             what: BenchCommand::Perft { runs },
         } => bench_perft(runs),
+        Command::Bench {
+            what:
+                BenchCommand::Search {
+                    variant,
+                    nodes,
+                    threads,
+                    batch,
+                    runs,
+                },
+        } => bench_search(variant, nodes, &threads, batch as usize, runs),
     }
 }
 
@@ -179,6 +207,59 @@ fn run_perft(args: &GameArgs, depth: u32, divide: bool) -> Result<()> {
         total as f64 / secs.max(1e-9)
     );
     println!("{total}");
+    Ok(())
+}
+
+fn bench_search(
+    variant: Variant,
+    nodes: u64,
+    threads: &[usize],
+    batch: usize,
+    runs: u32,
+) -> Result<()> {
+    use crate::mcts::{Limits, SearchParams, Searcher, UniformEvaluator};
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    anyhow::ensure!(
+        threads.iter().all(|&t| (1..=256).contains(&t)),
+        "--threads must be 1 to 256"
+    );
+    println!(
+        "{:<16} {:>7} {:>6} {:>10} {:>10} {:>14}",
+        "variant", "threads", "batch", "playouts", "median s", "playouts/s"
+    );
+    for &t in threads {
+        let mut times = Vec::new();
+        let mut done = 0;
+        for _ in 0..runs {
+            let params = SearchParams {
+                threads: t,
+                batch_size: batch,
+                ..SearchParams::default()
+            };
+            let mut searcher = Searcher::new(Arc::new(UniformEvaluator), params);
+            searcher.set_position(&Game::new(crate::rules::Position::startpos(variant)));
+            let limits = Limits {
+                nodes: Some(nodes),
+                ..Limits::default()
+            };
+            let started = Instant::now();
+            let result = searcher.search(&limits, &AtomicBool::new(false), &mut |_| {});
+            times.push(started.elapsed().as_secs_f64());
+            done = result.info.playouts;
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        println!(
+            "{:<16} {:>7} {:>6} {:>10} {:>10.3} {:>14.0}",
+            variant.name(),
+            t,
+            batch,
+            done,
+            median,
+            done as f64 / median
+        );
+    }
     Ok(())
 }
 

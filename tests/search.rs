@@ -245,3 +245,89 @@ fn root_noise_and_temperature_vary_the_choice() {
         "temperature 1 sampling always picked the same move"
     );
 }
+
+/// Positions from random playouts, checked with a brute-force solver: the
+/// side to move mates in 3 plies and not in 1.
+const MATES_IN_THREE: [(Variant, &str); 4] = [
+    (Variant::Minishogi, "3Bk/1pg2/P1G2/KSb2/2R1s b R 25"),
+    (
+        Variant::Mansindam,
+        "br4mn1/5kcq1/np1p2p2/p3pp3/1Pp1P2a1/3M1P1P1/P1PP2P1P/7BR/CNA1K1QN1 b 2P 81",
+    ),
+    (
+        Variant::Pandemonium,
+        "1ns1ks1n1/+Fb6r/p1pp4p/RB1+f3pV/3+ava1B1/P1P2P+u2/4PS2P/1R2K3R/uN2S1BN1 w - 66",
+    ),
+    (
+        Variant::Pandemonium2022,
+        "rn1sks1n1/1+Vabfbu1r/p1pp5/AB4pp1/4P4/9/P2PV1P1P/2U1F4/RNBSKS1NR b - 31",
+    ),
+];
+
+#[test]
+fn finds_mate_in_three_in_every_variant() {
+    for (v, sfen) in MATES_IN_THREE {
+        let g = game(v, sfen, "");
+        let r = search(&mut searcher(2), &g, 200_000);
+        assert_eq!(
+            r.info.lines[0].score,
+            Score::Mate(3),
+            "{v}: {:?}",
+            r.info.lines[0]
+        );
+        assert_eq!(r.proof, Proof::Win(3));
+        // Every reply to the first move allows a mate in one.
+        let mut after = g.clone();
+        after.play(r.best.unwrap());
+        for reply in after.legal_moves() {
+            let mut line = after.clone();
+            line.play(reply);
+            let moves = line.legal_moves();
+            assert!(
+                line.outcome().is_some() || pantheon::mcts::mate_in_one(&line, &moves).is_some(),
+                "{v}: {} {} escapes",
+                best(v, &r),
+                format_move(v, reply)
+            );
+        }
+    }
+}
+
+/// Positions where all moves but one or two allow a mate in one.
+const ONLY_DEFENCES: [(Variant, &str, &[&str]); 4] = [
+    (
+        Variant::Minishogi,
+        "+P3k/2b1p/KR2S/s3R/3Bg w G 30",
+        &["1b1c"],
+    ),
+    (
+        Variant::Mansindam,
+        "1k3am2/1p4r1b/7p1/p1pKppp2/3n2P2/P1Nb2N1A/2P2P1PP/7QC/M4+c1NR b 2Pq3p 99",
+        &["6d6e"],
+    ),
+    (
+        Variant::Pandemonium,
+        "rnbs2b1r/2k2+f2a/p1p1p1s1p/3+v2Up1/R3P4/1PP5V/3SK2PP/2+s1+n4/1N4BNR b bfau 77",
+        &["5e4e"],
+    ),
+    (
+        Variant::Pandemonium2022,
+        "1ns1uskr1/p4pfb1/bApp4p/1p4p2/2v6/Ur1PVnaP1/N3S+n2p/3B4R/+BR1F1S2K b - 115",
+        &["1h1g", "1h2h"],
+    ),
+];
+
+#[test]
+fn avoids_a_forced_loss() {
+    for (v, sfen, safe) in ONLY_DEFENCES {
+        let g = game(v, sfen, "");
+        let r = search(&mut searcher(2), &g, 3000);
+        assert!(
+            safe.contains(&best(v, &r).as_str()),
+            "{v}: played {} instead of {safe:?}",
+            best(v, &r)
+        );
+        // It may still lose later, but not to the mate in one.
+        assert_ne!(r.info.lines[0].score, Score::Mate(-2), "{v}");
+    }
+}

@@ -872,7 +872,11 @@ impl Shared<'_> {
 
     fn info(&self, tree: &Tree, started: Instant) -> SearchInfo {
         let playouts = self.completed.load(Ordering::SeqCst);
-        let depth = self.depth_sum.load(Ordering::Relaxed).checked_div(playouts).unwrap_or(0);
+        let depth = self
+            .depth_sum
+            .load(Ordering::Relaxed)
+            .checked_div(playouts)
+            .unwrap_or(0);
         let mut children: Vec<(usize, &Edge)> = tree.edges(Tree::ROOT).iter().enumerate().collect();
         children.sort_by_key(|c| std::cmp::Reverse(rank(tree, c.1)));
         let lines = children
