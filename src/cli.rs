@@ -16,12 +16,29 @@ use std::time::Instant;
     about = "AlphaZero-style engine for Minishogi, Mansindam and Pandemonium"
 )]
 pub struct Cli {
+    /// Without a command, Pantheon speaks USI on stdin/stdout.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Speak USI on stdin/stdout (the default).
+    Usi,
+    /// Analyse a position in the terminal: a table of the best moves,
+    /// refreshed while searching, then the best line.
+    Analyse {
+        #[command(flatten)]
+        game: GameArgs,
+        /// Seconds to search (default: 10 when --nodes is not given).
+        #[arg(long, conflicts_with = "nodes")]
+        time: Option<f64>,
+        /// Playouts to search.
+        #[arg(long)]
+        nodes: Option<u64>,
+        #[command(flatten)]
+        engine: EngineArgs,
+    },
     /// Count legal move sequences (perft) from a position.
     Perft {
         #[command(flatten)]
@@ -72,6 +89,30 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
         runs: u32,
     },
+}
+
+/// Engine settings shared by the commands that search (same meaning as
+/// the USI options).
+#[derive(Args, Debug, Clone)]
+pub struct EngineArgs {
+    /// Search threads.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: u64,
+    /// Tree memory in MiB.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub hash: u64,
+    /// Moves shown with their lines.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=500))]
+    pub multipv: u64,
+    /// Model file (default: the variant's shipped net).
+    #[arg(long, default_value = "")]
+    pub model: String,
+    /// auto, gpu or cpu.
+    #[arg(long, default_value = "auto")]
+    pub device: String,
+    /// Evaluator batch size.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub batch: u64,
 }
 
 /// A position given as variant, start SFEN and moves played from it.
@@ -127,7 +168,17 @@ pub fn main() -> ExitCode {
 }
 
 pub fn run(cli: Cli) -> Result<()> {
-    match cli.command {
+    let Some(command) = cli.command else {
+        return run_usi();
+    };
+    match command {
+        Command::Usi => run_usi(),
+        Command::Analyse {
+            game,
+            time,
+            nodes,
+            engine,
+        } => analyse(&game, time, nodes, &engine),
         Command::Perft {
             game,
             depth,
@@ -183,6 +234,156 @@ fn bench_perft(runs: u32) -> Result<()> {
             median,
             case.count as f64 / median
         );
+    }
+    Ok(())
+}
+
+fn run_usi() -> Result<()> {
+    let stdin = std::io::stdin();
+    crate::usi::run(
+        stdin.lock(),
+        crate::usi::Output::new(std::io::stdout()),
+        Box::new(Networks),
+    );
+    Ok(())
+}
+
+/// The evaluators the engine can load.
+pub struct Networks;
+
+impl crate::usi::Networks for Networks {
+    fn load(
+        &mut self,
+        _variant: Variant,
+        model_file: &str,
+        _device: &str,
+        _batch: usize,
+    ) -> std::result::Result<std::sync::Arc<dyn crate::mcts::Evaluator>, String> {
+        if model_file.is_empty() {
+            // No trained net ships yet: the search runs on its own.
+            Ok(std::sync::Arc::new(crate::mcts::UniformEvaluator))
+        } else {
+            Err(format!(
+                "cannot read '{model_file}': this build has no network layer yet"
+            ))
+        }
+    }
+}
+
+fn analyse(
+    args: &GameArgs,
+    time: Option<f64>,
+    nodes: Option<u64>,
+    engine: &EngineArgs,
+) -> Result<()> {
+    use crate::mcts::{Limits, Score, SearchParams, Searcher};
+    use crate::usi::Networks as _;
+    use std::io::IsTerminal;
+    use std::sync::atomic::AtomicBool;
+    let game = args.game()?;
+    print!("{}", show(&game));
+    if let Some(outcome) = game.outcome() {
+        println!("the game is over: {outcome}");
+        return Ok(());
+    }
+    let evaluator = Networks
+        .load(
+            args.variant,
+            &engine.model,
+            &engine.device,
+            engine.batch as usize,
+        )
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let params = SearchParams {
+        threads: engine.threads as usize,
+        batch_size: engine.batch as usize,
+        hash_mib: engine.hash as usize,
+        multipv: engine.multipv as usize,
+        ..SearchParams::default()
+    };
+    if let Some(t) = time {
+        anyhow::ensure!(
+            t.is_finite() && t > 0.0 && t < 1e6,
+            "--time must be a positive number of seconds"
+        );
+    }
+    let movetime = match (time, nodes) {
+        (Some(t), _) => Some(std::time::Duration::from_secs_f64(t)),
+        (None, None) => Some(std::time::Duration::from_secs(10)),
+        _ => None,
+    };
+    let mut searcher = Searcher::new(evaluator, params);
+    searcher.set_position(&game);
+    let limits = Limits {
+        nodes,
+        movetime,
+        ..Limits::default()
+    };
+    let variant = args.variant;
+    let tty = std::io::stdout().is_terminal();
+    let mut shown = 0;
+    let table = |info: &crate::mcts::SearchInfo| {
+        let mut out = String::new();
+        writeln!(
+            out,
+            "{:>4} {:<8} {:>9} {:>8} {:>8}  pv",
+            "#", "move", "visits", "value", "score"
+        )
+        .ok();
+        for (i, l) in info.lines.iter().enumerate() {
+            let score = match l.score {
+                Score::Cp(cp) => format!("{cp:+}"),
+                Score::Mate(n) => format!("mate {n}"),
+            };
+            let pv: Vec<String> = l.pv.iter().map(|&m| format_move(variant, m)).collect();
+            writeln!(
+                out,
+                "{:>4} {:<8} {:>9} {:>+8.3} {:>8}  {}",
+                i + 1,
+                format_move(variant, l.mv),
+                l.visits,
+                l.q,
+                score,
+                pv.join(" ")
+            )
+            .ok();
+        }
+        writeln!(
+            out,
+            "playouts {} ({} /s), depth {}/{}, {:.1} s",
+            info.playouts,
+            info.nps(),
+            info.depth,
+            info.seldepth,
+            info.elapsed.as_secs_f64()
+        )
+        .ok();
+        out
+    };
+    let result = searcher.search(&limits, &AtomicBool::new(false), &mut |info| {
+        let text = table(info);
+        if tty && shown > 0 {
+            // Move the cursor up over the previous table and redraw it.
+            print!("\x1b[{shown}A\x1b[J");
+        }
+        print!("{text}");
+        shown = text.lines().count();
+    });
+    if tty && shown > 0 {
+        print!("\x1b[{shown}A\x1b[J");
+    }
+    print!("{}", table(&result.info));
+    match result.best {
+        Some(best) => {
+            let line: Vec<String> = result.info.lines[0]
+                .pv
+                .iter()
+                .map(|&m| format_move(variant, m))
+                .collect();
+            println!("best line: {}", line.join(" "));
+            println!("bestmove {}", format_move(variant, best));
+        }
+        None => println!("no move"),
     }
     Ok(())
 }

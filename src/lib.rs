@@ -8,3 +8,4 @@ pub mod cli;
 pub mod mcts;
 pub mod notation;
 pub mod rules;
+pub mod usi;

@@ -28,8 +28,12 @@ pub struct Limits {
     pub clock: Option<Clock>,
     /// Stop once the principal variation is this many plies long.
     pub depth: Option<u32>,
-    /// Search until stopped (`go infinite`, pondering).
+    /// Search until stopped (`go infinite`).
     pub infinite: bool,
+    /// Start as a ponder search: no limit applies until the ponder hit.
+    pub ponder: bool,
+    /// Kept in hand from the clock for communication and overhead.
+    pub margin: Duration,
 }
 
 /// Time to use for one move.

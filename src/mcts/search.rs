@@ -258,6 +258,20 @@ impl Searcher {
         stop: &AtomicBool,
         on_info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
+        self.search_pondering(limits, stop, &AtomicBool::new(false), on_info)
+    }
+
+    /// [`Searcher::search`] that may start as a ponder search: with
+    /// `limits.ponder` it searches until `stop`, or until `ponderhit` is
+    /// set, from which moment the limits apply (clock times counted from
+    /// the ponder hit).
+    pub fn search_pondering(
+        &mut self,
+        limits: &Limits,
+        stop: &AtomicBool,
+        ponderhit: &AtomicBool,
+        on_info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
         let started = Instant::now();
         let root = self.root.clone().expect("set_position before search");
         if let Some(outcome) = root.outcome() {
@@ -299,7 +313,7 @@ impl Searcher {
                 scope.spawn(move || shared.worker(job_tx));
             }
             drop(job_tx);
-            self.control(&shared, limits, stop, started, on_info);
+            self.control(&shared, limits, (stop, ponderhit), started, on_info);
             shared.stop.store(true, Ordering::SeqCst);
         });
         let info = shared.info(&shared.tree.lock(), started);
@@ -312,12 +326,13 @@ impl Searcher {
         &self,
         shared: &Shared,
         limits: &Limits,
-        stop: &AtomicBool,
+        (stop, ponderhit): (&AtomicBool, &AtomicBool),
         started: Instant,
         on_info: &mut dyn FnMut(&SearchInfo),
     ) {
-        let margin = Duration::ZERO;
-        let time = limits.clock.as_ref().map(|c| budget(c, margin));
+        let time = limits.clock.as_ref().map(|c| budget(c, limits.margin));
+        let mut pondering = limits.ponder;
+        let mut clock_start = started;
         let bounded = limits.nodes.is_some()
             || limits.movetime.is_some()
             || time.is_some()
@@ -326,10 +341,14 @@ impl Searcher {
         let mut next_info = started + Duration::from_secs(1);
         loop {
             std::thread::sleep(Duration::from_millis(2));
-            let elapsed = started.elapsed();
             if stop.load(Ordering::SeqCst) {
                 return;
             }
+            if pondering && ponderhit.load(Ordering::SeqCst) {
+                pondering = false;
+                clock_start = Instant::now();
+            }
+            let elapsed = clock_start.elapsed();
             let done = shared.completed.load(Ordering::SeqCst);
             let tree = shared.tree.lock();
             let root = tree.node(Tree::ROOT);
@@ -344,7 +363,7 @@ impl Searcher {
             if let Some(depth) = limits.depth {
                 finished |= shared.pv_len(&tree) >= depth as usize;
             }
-            if finished && !limits.infinite {
+            if finished && !limits.infinite && !pondering {
                 return;
             }
             if Instant::now() >= next_info {

@@ -1,0 +1,400 @@
+//! The USI session: state between commands, the search thread, and every
+//! answer the engine writes.
+
+use super::command::{self, Command, Go};
+use super::options::{self, Options};
+use crate::mcts::{
+    Clock, Evaluator, Limits, Proof, Score, SearchInfo, SearchParams, SearchResult, Searcher,
+};
+use crate::notation::{UsiMove, format_move, parse_position};
+use crate::rules::{Color, Game, Position, Variant};
+use parking_lot::Mutex;
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Where evaluators come from: the network layer loads a model file (or
+/// the variant's shipped net) for a device.
+pub trait Networks: Send {
+    /// An evaluator for `variant` from `model_file` (empty: the shipped
+    /// net) on `device` (`auto`, `gpu`, `cpu`) with batches up to `batch`.
+    fn load(
+        &mut self,
+        variant: Variant,
+        model_file: &str,
+        device: &str,
+        batch: usize,
+    ) -> Result<Arc<dyn Evaluator>, String>;
+}
+
+/// Shared, line-buffered output: every line is written and flushed whole.
+#[derive(Clone)]
+pub struct Output(Arc<Mutex<Box<dyn Write + Send>>>);
+
+impl Output {
+    pub fn new(w: impl Write + Send + 'static) -> Output {
+        Output(Arc::new(Mutex::new(Box::new(w))))
+    }
+
+    pub fn line(&self, text: &str) {
+        let mut w = self.0.lock();
+        // A closed output (the GUI went away) is not an error worth dying for.
+        let _ = writeln!(w, "{text}");
+        let _ = w.flush();
+    }
+
+    fn error(&self, text: &str) {
+        self.line(&format!("info string error: {text}"));
+    }
+}
+
+/// A search running on its own thread.
+struct Running {
+    stop: Arc<AtomicBool>,
+    ponderhit: Arc<AtomicBool>,
+    handle: JoinHandle<Searcher>,
+}
+
+/// Whether to go on reading input.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Quit,
+}
+
+/// What an evaluator was loaded for: variant, model file, device, batch.
+type NetKey = (Variant, String, String, usize);
+
+/// The engine between commands.
+pub struct Session {
+    out: Output,
+    options: Options,
+    /// The current position, or why the last `position` command failed.
+    game: Result<Game, String>,
+    /// The searcher when idle; taken by the search thread while running.
+    searcher: Option<Searcher>,
+    running: Option<Running>,
+    networks: Box<dyn Networks>,
+    /// The evaluator and the options it was loaded for.
+    loaded: Option<(NetKey, Arc<dyn Evaluator>)>,
+}
+
+impl Session {
+    pub fn new(out: Output, networks: Box<dyn Networks>) -> Session {
+        let options = Options::default();
+        let game = Ok(Game::new(Position::startpos(options.variant)));
+        Session {
+            out,
+            options,
+            game,
+            searcher: None,
+            running: None,
+            networks,
+            loaded: None,
+        }
+    }
+
+    /// Handles one input line.
+    pub fn handle(&mut self, line: &str) -> Flow {
+        self.reap();
+        let cmd = match command::parse(line) {
+            Ok(c) => c,
+            Err(e) => {
+                self.out.error(&e.to_string());
+                return Flow::Continue;
+            }
+        };
+        let busy = self.running.is_some();
+        match cmd {
+            Command::Nothing => {}
+            Command::Usi => {
+                self.out
+                    .line(&format!("id name Pantheon {}", env!("CARGO_PKG_VERSION")));
+                self.out.line("id author the Pantheon developers");
+                for l in options::usi_lines() {
+                    self.out.line(&l);
+                }
+                self.out.line("usiok");
+            }
+            Command::IsReady => {
+                if !busy {
+                    self.ensure_evaluator();
+                }
+                self.out.line("readyok");
+            }
+            Command::SetOption { .. } | Command::UsiNewGame | Command::Position { .. } if busy => {
+                self.out
+                    .error("a search is running: send 'stop' first; command ignored");
+            }
+            Command::SetOption { name, value } => self.set_option(&name, value.as_deref()),
+            Command::UsiNewGame => {
+                if let Some(s) = &mut self.searcher {
+                    s.clear();
+                }
+                self.game = Ok(Game::new(Position::startpos(self.options.variant)));
+            }
+            Command::Position { sfen, moves } => self.set_position(sfen.as_deref(), &moves),
+            Command::Go(_) if busy => self.out.error("a search is already running; 'go' ignored"),
+            Command::Go(go) => self.go(go),
+            Command::Stop => self.stop_search(),
+            Command::PonderHit => match &self.running {
+                Some(r) => r.ponderhit.store(true, Ordering::SeqCst),
+                None => self.out.error("ponderhit without a ponder search"),
+            },
+            Command::GameOver(_) => self.stop_search(),
+            Command::Quit => {
+                self.stop_search();
+                return Flow::Quit;
+            }
+        }
+        Flow::Continue
+    }
+
+    /// Joins a search thread that has finished.
+    fn reap(&mut self) {
+        if self
+            .running
+            .as_ref()
+            .is_some_and(|r| r.handle.is_finished())
+        {
+            self.join();
+        }
+    }
+
+    fn join(&mut self) {
+        if let Some(r) = self.running.take() {
+            match r.handle.join() {
+                Ok(searcher) => self.searcher = Some(searcher),
+                Err(_) => self
+                    .out
+                    .error("the search thread failed; a new searcher will be made"),
+            }
+        }
+    }
+
+    fn stop_search(&mut self) {
+        if let Some(r) = &self.running {
+            r.stop.store(true, Ordering::SeqCst);
+        }
+        self.join();
+    }
+
+    fn set_option(&mut self, name: &str, value: Option<&str>) {
+        let before = self.options.variant;
+        match self.options.set(name, value) {
+            Ok(()) => {
+                if self.options.variant != before {
+                    self.game = Ok(Game::new(Position::startpos(self.options.variant)));
+                    if let Some(s) = &mut self.searcher {
+                        s.clear();
+                    }
+                }
+            }
+            Err(e) => self.out.error(&e.to_string()),
+        }
+    }
+
+    fn set_position(&mut self, sfen: Option<&str>, moves: &[String]) {
+        self.game = build_game(self.options.variant, sfen.unwrap_or("startpos"), moves);
+        if let Err(e) = &self.game {
+            self.out.error(&format!("position: {e}"));
+        }
+    }
+
+    /// Loads the evaluator the options ask for, unless already loaded.
+    fn ensure_evaluator(&mut self) -> Arc<dyn Evaluator> {
+        let o = &self.options;
+        let key = (
+            o.variant,
+            o.model_file.clone(),
+            o.device.clone(),
+            o.batch_size,
+        );
+        if let Some((k, e)) = &self.loaded
+            && *k == key
+        {
+            return e.clone();
+        }
+        let evaluator = match self
+            .networks
+            .load(o.variant, &o.model_file, &o.device, o.batch_size)
+        {
+            Ok(e) => e,
+            Err(err) => {
+                self.out.error(&format!(
+                    "cannot load the network: {err}; using the shipped net"
+                ));
+                match self.networks.load(o.variant, "", &o.device, o.batch_size) {
+                    Ok(e) => e,
+                    Err(err) => {
+                        self.out.error(&format!(
+                            "cannot load the shipped net either: {err}; searching without one"
+                        ));
+                        Arc::new(crate::mcts::UniformEvaluator)
+                    }
+                }
+            }
+        };
+        self.out
+            .line(&format!("info string evaluator: {}", evaluator.name()));
+        self.loaded = Some((key, evaluator.clone()));
+        if let Some(s) = &mut self.searcher {
+            s.set_evaluator(evaluator.clone());
+        }
+        evaluator
+    }
+
+    fn go(&mut self, go: Go) {
+        if go.mate {
+            self.out.line("checkmate notimplemented");
+            return;
+        }
+        let game = match &self.game {
+            Ok(g) => g.clone(),
+            Err(e) => {
+                self.out
+                    .error(&format!("no valid position ({e}); send 'position' again"));
+                self.out.line("bestmove resign");
+                return;
+            }
+        };
+        let evaluator = self.ensure_evaluator();
+        let o = self.options.clone();
+        let params = SearchParams {
+            threads: o.threads,
+            batch_size: o.batch_size,
+            hash_mib: o.hash_mib,
+            multipv: o.multipv,
+            ..SearchParams::default()
+        };
+        let mut searcher = self
+            .searcher
+            .take()
+            .unwrap_or_else(|| Searcher::new(evaluator.clone(), params.clone()));
+        searcher.set_params(params);
+        searcher.set_position(&game);
+        let limits = limits(
+            &go,
+            game.position().side_to_move(),
+            Duration::from_millis(o.byoyomi_margin_ms),
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let ponderhit = Arc::new(AtomicBool::new(false));
+        let out = self.out.clone();
+        let (s, p) = (stop.clone(), ponderhit.clone());
+        let variant = o.variant;
+        let handle = std::thread::spawn(move || {
+            let result = searcher.search_pondering(&limits, &s, &p, &mut |info| {
+                for line in info_lines(variant, info) {
+                    out.line(&line);
+                }
+            });
+            for line in info_lines(variant, &result.info) {
+                out.line(&line);
+            }
+            out.line(&bestmove(variant, &result, &o));
+            searcher
+        });
+        self.running = Some(Running {
+            stop,
+            ponderhit,
+            handle,
+        });
+    }
+}
+
+/// The game after `moves` from `sfen` (or `startpos`), or why there is none.
+pub fn build_game(variant: Variant, sfen: &str, moves: &[String]) -> Result<Game, String> {
+    let start = parse_position(variant, sfen).map_err(|e| format!("bad sfen '{sfen}': {e}"))?;
+    let mut game = Game::new(start);
+    for (i, text) in moves.iter().enumerate() {
+        if let Some(outcome) = game.outcome() {
+            return Err(format!(
+                "move {} ({text}): the game is already over ({outcome})",
+                i + 1
+            ));
+        }
+        let usi =
+            UsiMove::parse(text, variant.geometry()).map_err(|e| format!("move {}: {e}", i + 1))?;
+        let mv = usi
+            .to_game_move(&game)
+            .map_err(|e| format!("move {}: {e}", i + 1))?;
+        game.play(mv);
+    }
+    Ok(game)
+}
+
+/// The search limits of a `go` command for the side to move.
+pub fn limits(go: &Go, side: Color, margin: Duration) -> Limits {
+    let (time, inc) = match side {
+        Color::Sente => (go.btime, go.binc),
+        Color::Gote => (go.wtime, go.winc),
+    };
+    let clock = (time.is_some() || go.byoyomi.is_some() || inc.is_some()).then(|| Clock {
+        remaining: time.unwrap_or_default(),
+        increment: inc.unwrap_or_default(),
+        byoyomi: go.byoyomi.unwrap_or_default(),
+        moves_to_go: go.movestogo,
+    });
+    Limits {
+        nodes: go.nodes,
+        movetime: go
+            .movetime
+            .map(|t| t.saturating_sub(margin).max(Duration::from_millis(1))),
+        clock,
+        depth: go.depth,
+        infinite: go.infinite,
+        ponder: go.ponder,
+        margin,
+    }
+}
+
+/// `info` lines for a progress report, one per MultiPV line.
+pub fn info_lines(variant: Variant, info: &SearchInfo) -> Vec<String> {
+    info.lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let score = match line.score {
+                Score::Cp(cp) => format!("cp {cp}"),
+                Score::Mate(n) => format!("mate {n}"),
+            };
+            let pv: Vec<String> = line.pv.iter().map(|&m| format_move(variant, m)).collect();
+            format!(
+                "info depth {} seldepth {} time {} nodes {} nps {} hashfull {} score {score} multipv {} pv {}",
+                info.depth.max(1),
+                info.seldepth.max(1),
+                info.elapsed.as_millis(),
+                info.playouts,
+                info.nps(),
+                info.hashfull,
+                i + 1,
+                pv.join(" ")
+            )
+        })
+        .collect()
+}
+
+/// The `bestmove` line: `resign` when there is no move or the loss is
+/// proven or past the resign threshold.
+pub fn bestmove(variant: Variant, result: &SearchResult, options: &Options) -> String {
+    let Some(best) = result.best else {
+        return "bestmove resign".into();
+    };
+    let lost = matches!(result.proof, Proof::Loss(_));
+    let hopeless = options.resign_cp > 0
+        && matches!(result.info.lines.first().map(|l| l.score), Some(Score::Cp(cp)) if (cp as i64) < -options.resign_cp);
+    if lost || hopeless {
+        return "bestmove resign".into();
+    }
+    match result.ponder.filter(|_| options.ponder) {
+        Some(p) => format!(
+            "bestmove {} ponder {}",
+            format_move(variant, best),
+            format_move(variant, p)
+        ),
+        None => format!("bestmove {}", format_move(variant, best)),
+    }
+}

@@ -1,0 +1,357 @@
+//! USI transcripts against the real binary over pipes, and a self-match of
+//! two engine processes with a rule arbiter.
+
+use pantheon::notation::{UsiMove, format_move, parse_position};
+use pantheon::rules::{Game, Variant};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+/// Generous bound for answers that should come at once: only a hang
+/// trips it on a loaded machine.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+struct Engine {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    transcript: Vec<String>,
+}
+
+impl Engine {
+    fn start() -> Engine {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pantheon"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("engine starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Engine {
+            child,
+            stdin,
+            lines,
+            transcript: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        self.transcript.push(format!("> {line}"));
+        writeln!(self.stdin, "{line}").expect("engine reads");
+    }
+
+    /// Lines up to and including the first one starting with `prefix`.
+    fn until(&mut self, prefix: &str) -> Vec<String> {
+        let deadline = Instant::now() + PATIENCE;
+        let mut got = Vec::new();
+        loop {
+            match self
+                .lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(line) => {
+                    self.transcript.push(format!("< {line}"));
+                    let done = line.starts_with(prefix);
+                    got.push(line);
+                    if done {
+                        return got;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => panic!(
+                    "no '{prefix}' in time; transcript:\n{}",
+                    self.transcript.join("\n")
+                ),
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!(
+                        "engine exited before '{prefix}'; transcript:\n{}",
+                        self.transcript.join("\n")
+                    )
+                }
+            }
+        }
+    }
+
+    fn bestmove(&mut self) -> String {
+        let lines = self.until("bestmove");
+        lines
+            .last()
+            .unwrap()
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    }
+
+    fn quit(mut self) {
+        self.send("quit");
+        let deadline = Instant::now() + PATIENCE;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                assert!(status.success(), "engine exit status {status}");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        panic!("engine did not quit");
+    }
+}
+
+fn legal_in(variant: Variant, moves: &[String], mv: &str) -> bool {
+    let mut game = Game::new(parse_position(variant, "startpos").unwrap());
+    for m in moves {
+        let m = UsiMove::parse(m, variant.geometry())
+            .unwrap()
+            .to_game_move(&game)
+            .unwrap();
+        game.play(m);
+    }
+    UsiMove::parse(mv, variant.geometry()).is_ok_and(|u| u.to_game_move(&game).is_ok())
+}
+
+#[test]
+fn handshake_lists_options_and_variants() {
+    let mut e = Engine::start();
+    e.send("usi");
+    let lines = e.until("usiok");
+    assert!(lines[0].starts_with("id name Pantheon"));
+    assert!(lines.iter().any(|l| l.starts_with("id author")));
+    let variant = lines
+        .iter()
+        .find(|l| l.contains("name USI_Variant"))
+        .expect("variant option");
+    for v in ["minishogi", "mansindam", "pandemonium", "pandemonium2022"] {
+        assert!(variant.contains(&format!("var {v}")), "{variant}");
+    }
+    for name in [
+        "USI_Hash",
+        "Threads",
+        "MultiPV",
+        "USI_Ponder",
+        "ModelFile",
+        "Device",
+        "BatchSize",
+        "ByoyomiMargin",
+    ] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("option name {name} "))),
+            "{name}"
+        );
+    }
+    e.send("isready");
+    e.until("readyok");
+    e.quit();
+}
+
+#[test]
+fn plays_a_game_loop_in_every_variant() {
+    for variant in Variant::ALL {
+        let mut e = Engine::start();
+        // Fairy-Stockfish-based hosts send UCI_Variant.
+        let option = if variant == Variant::Pandemonium {
+            "UCI_Variant"
+        } else {
+            "USI_Variant"
+        };
+        e.send(&format!("setoption name {option} value {variant}"));
+        e.send("setoption name Threads value 1");
+        e.send("isready");
+        e.until("readyok");
+        e.send("usinewgame");
+        let mut moves: Vec<String> = Vec::new();
+        for _ in 0..6 {
+            let position = if moves.is_empty() {
+                "position startpos".to_string()
+            } else {
+                format!("position startpos moves {}", moves.join(" "))
+            };
+            e.send(&position);
+            e.send("go byoyomi 100");
+            let mv = e.bestmove();
+            assert!(
+                legal_in(variant, &moves, &mv),
+                "{variant}: illegal {mv} after {moves:?}"
+            );
+            moves.push(mv);
+        }
+        e.quit();
+    }
+}
+
+#[test]
+fn infinite_search_stops_promptly_and_isready_does_not_interrupt() {
+    let mut e = Engine::start();
+    e.send("setoption name USI_Variant value mansindam");
+    e.send("position startpos");
+    e.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    e.send("isready");
+    e.until("readyok");
+    std::thread::sleep(Duration::from_millis(1200));
+    e.send("stop");
+    let lines = e.until("bestmove");
+    assert!(
+        lines.iter().any(|l| l.starts_with("info depth")),
+        "progress reported: {lines:?}"
+    );
+    let mv = lines
+        .last()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .to_string();
+    assert!(legal_in(Variant::Mansindam, &[], &mv));
+    e.quit();
+}
+
+#[test]
+fn ponder_then_ponderhit() {
+    let mut e = Engine::start();
+    e.send("setoption name USI_Ponder value true");
+    e.send("position startpos moves 1e1d");
+    e.send("go ponder btime 0 wtime 0 byoyomi 200");
+    std::thread::sleep(Duration::from_millis(300));
+    e.send("ponderhit");
+    let mv = e.bestmove();
+    assert!(legal_in(Variant::Minishogi, &["1e1d".to_string()], &mv));
+    e.quit();
+}
+
+#[test]
+fn multipv_three_prints_three_lines() {
+    let mut e = Engine::start();
+    e.send("setoption name MultiPV value 3");
+    e.send("position startpos");
+    e.send("go nodes 2000");
+    let lines = e.until("bestmove");
+    for k in 1..=3 {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(&format!(" multipv {k} pv "))),
+            "multipv {k}: {lines:?}"
+        );
+    }
+    e.quit();
+}
+
+#[test]
+fn bad_input_gets_an_error_and_the_engine_stays_usable() {
+    let bad = [
+        "flip the board",
+        "position",
+        "position sfen rbsgk/4p/5/P4/KGSBRR b - 1",
+        "position startpos moves 2e2d",
+        "position startpos moves 7g7f",
+        "setoption name Threads value 0",
+        "setoption name MultiPV value lots",
+        "setoption name USI_Variant value chess",
+        "setoption name NoSuchOption value 1",
+        "go nodes many",
+        "go sideways",
+        "ponderhit",
+    ];
+    let mut e = Engine::start();
+    for line in bad {
+        e.send(line);
+        let got = e.until("info string error");
+        assert!(
+            got.last().unwrap().len() > "info string error: ".len(),
+            "{line}"
+        );
+        // After each bad command, a correct search works.
+        e.send("position startpos moves 1e1d");
+        e.send("go nodes 50");
+        let mv = e.bestmove();
+        assert!(
+            legal_in(Variant::Minishogi, &["1e1d".to_string()], &mv),
+            "after '{line}': {mv}"
+        );
+    }
+    // `go` after a failed `position` answers, names the problem, resigns.
+    e.send("position sfen 5/5/5/5/5 b - 1");
+    e.until("info string error");
+    e.send("go nodes 10");
+    let lines = e.until("bestmove");
+    assert!(lines.iter().any(|l| l.contains("no valid position")));
+    assert_eq!(lines.last().unwrap(), "bestmove resign");
+    // Commands during a search are refused without stopping it.
+    e.send("position startpos");
+    e.send("go infinite");
+    e.send("go nodes 5");
+    e.until("info string error");
+    e.send("setoption name Threads value 3");
+    e.until("info string error");
+    e.send("stop");
+    e.bestmove();
+    e.send("go mate 1000");
+    e.until("checkmate notimplemented");
+    e.quit();
+}
+
+/// Two engine processes play each other under a rule arbiter.
+#[test]
+fn self_match_with_arbiter_has_no_illegal_move_crash_or_time_loss() {
+    const BYOYOMI_MS: u64 = 100;
+    const MAX_PLIES: usize = 40;
+    for variant in Variant::ALL {
+        for game_no in 0..2 {
+            let mut engines = [Engine::start(), Engine::start()];
+            for e in &mut engines {
+                e.send(&format!("setoption name USI_Variant value {variant}"));
+                e.send("setoption name Threads value 1");
+                e.send("isready");
+                e.until("readyok");
+                e.send("usinewgame");
+            }
+            let mut game = Game::new(parse_position(variant, "startpos").unwrap());
+            let mut moves: Vec<String> = Vec::new();
+            let mut slowest = Duration::ZERO;
+            while game.outcome().is_none() && moves.len() < MAX_PLIES {
+                let e = &mut engines[(moves.len() + game_no) % 2];
+                let position = if moves.is_empty() {
+                    "position startpos".into()
+                } else {
+                    format!("position startpos moves {}", moves.join(" "))
+                };
+                e.send(&position);
+                let started = Instant::now();
+                e.send(&format!("go btime 0 wtime 0 byoyomi {BYOYOMI_MS}"));
+                let mv = e.bestmove();
+                slowest = slowest.max(started.elapsed());
+                if mv == "resign" {
+                    break;
+                }
+                let usi = UsiMove::parse(&mv, variant.geometry())
+                    .unwrap_or_else(|e| panic!("{variant}: {e}"));
+                let m = usi
+                    .to_game_move(&game)
+                    .unwrap_or_else(|e| panic!("{variant} after {moves:?}: {e}"));
+                game.play(m);
+                moves.push(format_move(variant, m));
+            }
+            // A hang, not a few milliseconds of scheduling noise, fails here.
+            assert!(
+                slowest < Duration::from_millis(BYOYOMI_MS) + PATIENCE / 4,
+                "{variant}: a move took {slowest:?}"
+            );
+            for e in engines {
+                e.quit();
+            }
+        }
+    }
+}
