@@ -52,6 +52,10 @@ impl Output {
 
 /// A search running on its own thread.
 struct Running {
+    /// Set by the search thread just before it writes `bestmove`: from
+    /// then on the GUI may send the next position, so the session treats
+    /// the search as over (and joins the thread, which is about to end).
+    answered: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
     ponderhit: Arc<AtomicBool>,
     handle: JoinHandle<Searcher>,
@@ -152,13 +156,10 @@ impl Session {
         Flow::Continue
     }
 
-    /// Joins a search thread that has finished.
+    /// Joins a search thread that has answered `bestmove`.
     fn reap(&mut self) {
-        if self
-            .running
-            .as_ref()
-            .is_some_and(|r| r.handle.is_finished())
-        {
+        let done = |r: &Running| r.answered.load(Ordering::SeqCst) || r.handle.is_finished();
+        if self.running.as_ref().is_some_and(done) {
             self.join();
         }
     }
@@ -282,8 +283,9 @@ impl Session {
         );
         let stop = Arc::new(AtomicBool::new(false));
         let ponderhit = Arc::new(AtomicBool::new(false));
+        let answered = Arc::new(AtomicBool::new(false));
         let out = self.out.clone();
-        let (s, p) = (stop.clone(), ponderhit.clone());
+        let (s, p, a) = (stop.clone(), ponderhit.clone(), answered.clone());
         let variant = o.variant;
         let handle = std::thread::spawn(move || {
             let result = searcher.search_pondering(&limits, &s, &p, &mut |info| {
@@ -294,10 +296,12 @@ impl Session {
             for line in info_lines(variant, &result.info) {
                 out.line(&line);
             }
+            a.store(true, Ordering::SeqCst);
             out.line(&bestmove(variant, &result, &o));
             searcher
         });
         self.running = Some(Running {
+            answered,
             stop,
             ponderhit,
             handle,
