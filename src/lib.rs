@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod mcts;
+pub mod nn;
 pub mod notation;
 pub mod rules;
 pub mod usi;

@@ -309,6 +309,21 @@ proptest! {
     }
 
     #[test]
+    fn policy_index_is_a_bijection_on_legal_moves(v in variant(), seed in any::<u64>()) {
+        let layout = pantheon::nn::Layout::new(v);
+        random_game(v, seed, 100, |game, moves| {
+            let pos = game.position();
+            let mut seen = std::collections::HashSet::new();
+            for &mv in moves {
+                let i = layout.index(pos, mv);
+                assert!(i < layout.policy_len());
+                assert!(seen.insert(i), "{} {}: index {i} twice", to_sfen(pos), format_move(v, mv));
+                assert_eq!(layout.decode(pos, i), Some(mv), "{} {}", to_sfen(pos), format_move(v, mv));
+            }
+        });
+    }
+
+    #[test]
     fn sfen_parser_never_panics(v in variant(), text in "\\PC{0,80}") {
         let _ = parse_position(v, &text);
     }
