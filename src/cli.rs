@@ -10,11 +10,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "pantheon",
-    version,
-    about = "AlphaZero-style engine for Minishogi, Mansindam and Pandemonium"
-)]
+#[command(name = "pantheon", version, about = "AlphaZero-style engine for Minishogi, Mansindam and Pandemonium")]
 pub struct Cli {
     /// Without a command, Pantheon speaks USI on stdin/stdout.
     #[command(subcommand)]
@@ -55,11 +51,38 @@ pub enum Command {
         #[command(flatten)]
         game: GameArgs,
     },
+    /// Network files: make a freshly initialised net, describe a file.
+    Net {
+        #[command(subcommand)]
+        what: NetCommand,
+    },
     /// Measure speed (medians over several runs).
     Bench {
         #[command(subcommand)]
         what: BenchCommand,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum NetCommand {
+    /// Write a randomly initialised net (the starting point of training).
+    Init {
+        #[arg(long)]
+        variant: Variant,
+        /// Residual blocks.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(0..=64))]
+        blocks: u64,
+        /// Trunk channels.
+        #[arg(long, default_value_t = 48, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        channels: u64,
+        /// Seed of the random weights.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
+    /// Print a weight file's variant, size and encoding.
+    Info { path: std::path::PathBuf },
 }
 
 #[derive(Subcommand, Debug)]
@@ -71,8 +94,27 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
         runs: u32,
     },
+    /// Network throughput per batch size, and the time split into encode,
+    /// upload, forward, download and policy softmax.
+    Nn {
+        #[arg(long, default_value = "mansindam")]
+        variant: Variant,
+        /// auto, gpu or cpu.
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// Batch sizes, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1,16,64,256")]
+        batch: Vec<usize>,
+        /// Model file (default: the variant's shipped net).
+        #[arg(long, default_value = "")]
+        model: String,
+        /// Forward passes per batch size; the median is reported.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        runs: u32,
+    },
     /// Search playouts per second from the start position with the uniform
-    /// evaluator (the search's own overhead), per thread count.
+    /// evaluator (the search's own overhead) and with the shipped net on
+    /// the CPU, per thread count, against the net's raw throughput.
     Search {
         #[arg(long, default_value = "mansindam")]
         variant: Variant,
@@ -134,21 +176,14 @@ impl GameArgs {
     /// bad SFEN or the first illegal move and why.
     pub fn game(&self) -> Result<Game> {
         let sfen = self.sfen.as_deref().unwrap_or("startpos");
-        let start =
-            parse_position(self.variant, sfen).with_context(|| format!("bad --sfen '{sfen}'"))?;
+        let start = parse_position(self.variant, sfen).with_context(|| format!("bad --sfen '{sfen}'"))?;
         let mut game = Game::new(start);
         for (i, text) in self.moves.iter().enumerate() {
             if let Some(outcome) = game.outcome() {
-                anyhow::bail!(
-                    "move {} ({text}): the game is already over: {outcome}",
-                    i + 1
-                );
+                anyhow::bail!("move {} ({text}): the game is already over: {outcome}", i + 1);
             }
-            let usi = UsiMove::parse(text, self.variant.geometry())
-                .with_context(|| format!("move {}", i + 1))?;
-            let mv = usi
-                .to_game_move(&game)
-                .with_context(|| format!("move {}", i + 1))?;
+            let usi = UsiMove::parse(text, self.variant.geometry()).with_context(|| format!("move {}", i + 1))?;
+            let mv = usi.to_game_move(&game).with_context(|| format!("move {}", i + 1))?;
             game.play(mv);
         }
         Ok(game)
@@ -173,42 +208,28 @@ pub fn run(cli: Cli) -> Result<()> {
     };
     match command {
         Command::Usi => run_usi(),
-        Command::Analyse {
-            game,
-            time,
-            nodes,
-            engine,
-        } => analyse(&game, time, nodes, &engine),
-        Command::Perft {
-            game,
-            depth,
-            divide,
-        } => run_perft(&game, depth, divide),
+        Command::Analyse { game, time, nodes, engine } => analyse(&game, time, nodes, &engine),
+        Command::Perft { game, depth, divide } => run_perft(&game, depth, divide),
         Command::Show { game } => {
             print!("{}", show(&game.game()?));
             Ok(())
         }
-        Command::Bench {
-            what: BenchCommand::Perft { runs },
-        } => bench_perft(runs),
-        Command::Bench {
-            what:
-                BenchCommand::Search {
-                    variant,
-                    nodes,
-                    threads,
-                    batch,
-                    runs,
-                },
-        } => bench_search(variant, nodes, &threads, batch as usize, runs),
+        Command::Bench { what: BenchCommand::Perft { runs } } => bench_perft(runs),
+        Command::Bench { what: BenchCommand::Nn { variant, device, batch, model, runs } } => {
+            bench_nn(variant, &device, &batch, &model, runs)
+        }
+        Command::Net { what: NetCommand::Init { variant, blocks, channels, seed, out } } => {
+            net_init(variant, blocks as usize, channels as usize, seed, &out)
+        }
+        Command::Net { what: NetCommand::Info { path } } => net_info(&path),
+        Command::Bench { what: BenchCommand::Search { variant, nodes, threads, batch, runs } } => {
+            bench_search(variant, nodes, &threads, batch as usize, runs)
+        }
     }
 }
 
 fn bench_perft(runs: u32) -> Result<()> {
-    println!(
-        "{:<32} {:>5} {:>12} {:>10} {:>14}",
-        "position", "depth", "leaves", "median s", "leaves/s"
-    );
+    println!("{:<32} {:>5} {:>12} {:>10} {:>14}", "position", "depth", "leaves", "median s", "leaves/s");
     for case in perft::BENCH_POSITIONS {
         let pos = parse_position(case.variant, case.sfen)?;
         let mut times = Vec::new();
@@ -216,13 +237,7 @@ fn bench_perft(runs: u32) -> Result<()> {
             let started = Instant::now();
             let n = perft::perft(&mut Game::new(pos.clone()), case.depth);
             times.push(started.elapsed().as_secs_f64());
-            anyhow::ensure!(
-                n == case.count,
-                "{}: perft {} but expected {}",
-                case.name,
-                n,
-                case.count
-            );
+            anyhow::ensure!(n == case.count, "{}: perft {} but expected {}", case.name, n, case.count);
         }
         times.sort_by(f64::total_cmp);
         let median = times[times.len() / 2];
@@ -240,42 +255,11 @@ fn bench_perft(runs: u32) -> Result<()> {
 
 fn run_usi() -> Result<()> {
     let stdin = std::io::stdin();
-    crate::usi::run(
-        stdin.lock(),
-        crate::usi::Output::new(std::io::stdout()),
-        Box::new(Networks),
-    );
+    crate::usi::run(stdin.lock(), crate::usi::Output::new(std::io::stdout()), Box::new(crate::nn::NetworkLoader));
     Ok(())
 }
 
-/// The evaluators the engine can load.
-pub struct Networks;
-
-impl crate::usi::Networks for Networks {
-    fn load(
-        &mut self,
-        _variant: Variant,
-        model_file: &str,
-        _device: &str,
-        _batch: usize,
-    ) -> std::result::Result<std::sync::Arc<dyn crate::mcts::Evaluator>, String> {
-        if model_file.is_empty() {
-            // No trained net ships yet: the search runs on its own.
-            Ok(std::sync::Arc::new(crate::mcts::UniformEvaluator))
-        } else {
-            Err(format!(
-                "cannot read '{model_file}': this build has no network layer yet"
-            ))
-        }
-    }
-}
-
-fn analyse(
-    args: &GameArgs,
-    time: Option<f64>,
-    nodes: Option<u64>,
-    engine: &EngineArgs,
-) -> Result<()> {
+fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, engine: &EngineArgs) -> Result<()> {
     use crate::mcts::{Limits, Score, SearchParams, Searcher};
     use crate::usi::Networks as _;
     use std::io::IsTerminal;
@@ -286,13 +270,8 @@ fn analyse(
         println!("the game is over: {outcome}");
         return Ok(());
     }
-    let evaluator = Networks
-        .load(
-            args.variant,
-            &engine.model,
-            &engine.device,
-            engine.batch as usize,
-        )
+    let evaluator = crate::nn::NetworkLoader
+        .load(args.variant, &engine.model, &engine.device, engine.batch as usize)
         .map_err(|e| anyhow::anyhow!(e))?;
     let params = SearchParams {
         threads: engine.threads as usize,
@@ -302,10 +281,7 @@ fn analyse(
         ..SearchParams::default()
     };
     if let Some(t) = time {
-        anyhow::ensure!(
-            t.is_finite() && t > 0.0 && t < 1e6,
-            "--time must be a positive number of seconds"
-        );
+        anyhow::ensure!(t.is_finite() && t > 0.0 && t < 1e6, "--time must be a positive number of seconds");
     }
     let movetime = match (time, nodes) {
         (Some(t), _) => Some(std::time::Duration::from_secs_f64(t)),
@@ -314,22 +290,13 @@ fn analyse(
     };
     let mut searcher = Searcher::new(evaluator, params);
     searcher.set_position(&game);
-    let limits = Limits {
-        nodes,
-        movetime,
-        ..Limits::default()
-    };
+    let limits = Limits { nodes, movetime, ..Limits::default() };
     let variant = args.variant;
     let tty = std::io::stdout().is_terminal();
     let mut shown = 0;
     let table = |info: &crate::mcts::SearchInfo| {
         let mut out = String::new();
-        writeln!(
-            out,
-            "{:>4} {:<8} {:>9} {:>8} {:>8}  pv",
-            "#", "move", "visits", "value", "score"
-        )
-        .ok();
+        writeln!(out, "{:>4} {:<8} {:>9} {:>8} {:>8}  pv", "#", "move", "visits", "value", "score").ok();
         for (i, l) in info.lines.iter().enumerate() {
             let score = match l.score {
                 Score::Cp(cp) => format!("{cp:+}"),
@@ -375,11 +342,7 @@ fn analyse(
     print!("{}", table(&result.info));
     match result.best {
         Some(best) => {
-            let line: Vec<String> = result.info.lines[0]
-                .pv
-                .iter()
-                .map(|&m| format_move(variant, m))
-                .collect();
+            let line: Vec<String> = result.info.lines[0].pv.iter().map(|&m| format_move(variant, m)).collect();
             println!("best line: {}", line.join(" "));
             println!("bestmove {}", format_move(variant, best));
         }
@@ -402,64 +365,183 @@ fn run_perft(args: &GameArgs, depth: u32, divide: bool) -> Result<()> {
         perft::perft(&mut game, depth)
     };
     let secs = started.elapsed().as_secs_f64();
-    eprintln!(
-        "time {:.3} s, {:.0} leaves/s",
-        secs,
-        total as f64 / secs.max(1e-9)
-    );
+    eprintln!("time {:.3} s, {:.0} leaves/s", secs, total as f64 / secs.max(1e-9));
     println!("{total}");
     Ok(())
 }
 
-fn bench_search(
-    variant: Variant,
-    nodes: u64,
-    threads: &[usize],
-    batch: usize,
-    runs: u32,
-) -> Result<()> {
-    use crate::mcts::{Limits, SearchParams, Searcher, UniformEvaluator};
-    use std::sync::Arc;
-    use std::sync::atomic::AtomicBool;
-    anyhow::ensure!(
-        threads.iter().all(|&t| (1..=256).contains(&t)),
-        "--threads must be 1 to 256"
-    );
+fn net_init(variant: Variant, blocks: usize, channels: usize, seed: u64, out: &std::path::Path) -> Result<()> {
+    use crate::nn::{Layout, NetConfig};
+    let device = burn::prelude::Device::flex();
+    device.seed(seed);
+    let config = NetConfig::new(&Layout::new(variant), blocks, channels);
+    let net = config.init(&device);
+    crate::nn::weights::save(out, variant, &config, &net)?;
+    println!("wrote {} ({} parameters, {} blocks x {} channels)", out.display(), config.parameters(), blocks, channels);
+    Ok(())
+}
+
+fn net_info(path: &std::path::Path) -> Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let (variant, c, record) = crate::nn::weights::parse(&bytes)?;
+    println!("variant: {variant}");
     println!(
-        "{:<16} {:>7} {:>6} {:>10} {:>10} {:>14}",
-        "variant", "threads", "batch", "playouts", "median s", "playouts/s"
+        "blocks: {}, channels: {}, value head: {} channels, {} hidden",
+        c.blocks, c.channels, c.value_channels, c.value_hidden
     );
-    for &t in threads {
-        let mut times = Vec::new();
-        let mut done = 0;
-        for _ in 0..runs {
-            let params = SearchParams {
-                threads: t,
-                batch_size: batch,
-                ..SearchParams::default()
-            };
-            let mut searcher = Searcher::new(Arc::new(UniformEvaluator), params);
-            searcher.set_position(&Game::new(crate::rules::Position::startpos(variant)));
-            let limits = Limits {
-                nodes: Some(nodes),
-                ..Limits::default()
-            };
-            let started = Instant::now();
-            let result = searcher.search(&limits, &AtomicBool::new(false), &mut |_| {});
-            times.push(started.elapsed().as_secs_f64());
-            done = result.info.playouts;
+    println!("encoding: {} planes, {} move types, {}x{}", c.planes, c.types, c.height, c.width);
+    println!("parameters: {}", c.parameters());
+    println!("weights: {} bytes", record.len());
+    Ok(())
+}
+
+fn bench_nn(variant: Variant, device: &str, batches: &[usize], model: &str, runs: u32) -> Result<()> {
+    use crate::mcts::EvalRequest;
+    use crate::nn::{DeviceChoice, NetEvaluator};
+    anyhow::ensure!(batches.iter().all(|&b| (1..=4096).contains(&b)), "--batch sizes must be 1 to 4096");
+    let choice: DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
+    let max = batches.iter().copied().max().unwrap_or(1);
+    let eval = NetEvaluator::load(variant, model, choice, max).map_err(|e| anyhow::anyhow!(e))?;
+    let c = eval.config().clone();
+    println!(
+        "{} ({} parameters, {:.1} MFLOP per position)",
+        crate::mcts::Evaluator::name(&eval),
+        c.parameters(),
+        c.flops_per_position() as f64 / 1e6
+    );
+    // Positions from a short seeded random game, so hands and promotions appear.
+    let mut rng = crate::mcts::Rng::new(7);
+    let mut game = Game::new(crate::rules::Position::startpos(variant));
+    let mut positions = Vec::new();
+    while positions.len() < max {
+        let moves = game.legal_moves();
+        if moves.is_empty() || game.outcome().is_some() || game.moves().len() > 60 {
+            game = Game::new(crate::rules::Position::startpos(variant));
+            continue;
         }
-        times.sort_by(f64::total_cmp);
-        let median = times[times.len() / 2];
+        positions.push(EvalRequest {
+            position: game.position().clone(),
+            moves: moves.clone(),
+            repetitions: game.repetitions(),
+        });
+        game.play(moves[rng.below(moves.len())]);
+    }
+    println!(
+        "{:>6} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "batch", "positions/s", "total ms", "encode", "upload", "forward", "download", "policy"
+    );
+    for &b in batches {
+        let batch = &positions[..b];
+        let _ = eval.evaluate_timed(batch); // warm-up
+        let mut runs_t: Vec<crate::nn::Timings> = (0..runs).map(|_| eval.evaluate_timed(batch).1).collect();
+        let total = |t: &crate::nn::Timings| t.encode + t.upload + t.forward + t.download + t.policy;
+        runs_t.sort_by_key(total);
+        let m = &runs_t[runs_t.len() / 2];
+        let ms = |d: std::time::Duration| format!("{:.2}", d.as_secs_f64() * 1e3);
         println!(
-            "{:<16} {:>7} {:>6} {:>10} {:>10.3} {:>14.0}",
-            variant.name(),
-            t,
-            batch,
-            done,
-            median,
-            done as f64 / median
+            "{:>6} {:>12.0} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            b,
+            b as f64 / total(m).as_secs_f64(),
+            ms(total(m)),
+            ms(m.encode),
+            ms(m.upload),
+            ms(m.forward),
+            ms(m.download),
+            ms(m.policy)
         );
+    }
+    Ok(())
+}
+
+fn bench_search(variant: Variant, nodes: u64, threads: &[usize], batch: usize, runs: u32) -> Result<()> {
+    use crate::mcts::{EvalRequest, Evaluation, Evaluator, Limits, SearchParams, Searcher, UniformEvaluator};
+    use crate::nn::{DeviceChoice, NetEvaluator};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    /// Counts the positions the search sends to the evaluator.
+    struct Counting(Arc<dyn Evaluator>, AtomicU64);
+    impl Evaluator for Counting {
+        fn evaluate(&self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+            self.1.fetch_add(batch.len() as u64, Ordering::Relaxed);
+            self.0.evaluate(batch)
+        }
+        fn max_batch(&self) -> usize {
+            self.0.max_batch()
+        }
+        fn name(&self) -> String {
+            self.0.name()
+        }
+    }
+
+    anyhow::ensure!(threads.iter().all(|&t| (1..=256).contains(&t)), "--threads must be 1 to 256");
+    let net: Arc<dyn Evaluator> =
+        Arc::new(NetEvaluator::load(variant, "", DeviceChoice::Cpu, batch).map_err(|e| anyhow::anyhow!(e))?);
+    // The network's raw throughput at this batch size, from positions of a
+    // short search so they look like search leaves.
+    let raw = {
+        let mut game = Game::new(crate::rules::Position::startpos(variant));
+        let mut batch_reqs = Vec::new();
+        let mut rng = crate::mcts::Rng::new(11);
+        while batch_reqs.len() < batch {
+            let moves = game.legal_moves();
+            if moves.is_empty() || game.outcome().is_some() {
+                game = Game::new(crate::rules::Position::startpos(variant));
+                continue;
+            }
+            batch_reqs.push(EvalRequest { position: game.position().clone(), moves: moves.clone(), repetitions: 1 });
+            game.play(moves[rng.below(moves.len())]);
+        }
+        net.evaluate(&batch_reqs);
+        let mut times: Vec<f64> = (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                net.evaluate(&batch_reqs);
+                t.elapsed().as_secs_f64()
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        batch as f64 / times[2]
+    };
+    println!("network: {}; raw throughput at batch {batch}: {raw:.0} positions/s", net.name());
+    println!(
+        "{:<12} {:<16} {:>7} {:>6} {:>10} {:>10} {:>12} {:>12} {:>8}",
+        "evaluator", "variant", "threads", "batch", "playouts", "median s", "playouts/s", "net evals/s", "vs raw"
+    );
+    for (label, evaluator, budget) in [
+        ("uniform", Arc::new(UniformEvaluator) as Arc<dyn Evaluator>, nodes),
+        ("network", net.clone(), nodes.min(4000)),
+    ] {
+        for &t in threads {
+            let mut samples = Vec::new();
+            for _ in 0..runs {
+                let counting = Arc::new(Counting(evaluator.clone(), AtomicU64::new(0)));
+                let params = SearchParams { threads: t, batch_size: batch, ..SearchParams::default() };
+                let mut searcher = Searcher::new(counting.clone(), params);
+                searcher.set_position(&Game::new(crate::rules::Position::startpos(variant)));
+                let limits = Limits { nodes: Some(budget), ..Limits::default() };
+                let started = Instant::now();
+                let result = searcher.search(&limits, &AtomicBool::new(false), &mut |_| {});
+                let secs = started.elapsed().as_secs_f64();
+                samples.push((secs, result.info.playouts, counting.1.load(Ordering::Relaxed)));
+            }
+            samples.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let (secs, playouts, evals) = samples[samples.len() / 2];
+            let evals_per_s = evals as f64 / secs;
+            let vs_raw = if label == "network" { format!("{:.0}%", 100.0 * evals_per_s / raw) } else { "-".into() };
+            println!(
+                "{:<12} {:<16} {:>7} {:>6} {:>10} {:>10.3} {:>12.0} {:>12.0} {:>8}",
+                label,
+                variant.name(),
+                t,
+                batch,
+                playouts,
+                secs,
+                playouts as f64 / secs,
+                evals_per_s,
+                vs_raw
+            );
+        }
     }
     Ok(())
 }
@@ -477,18 +559,10 @@ pub fn show(game: &Game) -> String {
             .map(|k| {
                 let n = pos.hand(color).count(k);
                 let name = spec.pieces[k as usize].name;
-                if n > 1 {
-                    format!("{n} {name}")
-                } else {
-                    name.to_string()
-                }
+                if n > 1 { format!("{n} {name}") } else { name.to_string() }
             })
             .collect();
-        if items.is_empty() {
-            "-".to_string()
-        } else {
-            items.join(", ")
-        }
+        if items.is_empty() { "-".to_string() } else { items.join(", ") }
     };
     writeln!(out, "gote hand:  {}", hand_line(Color::Gote)).ok();
     for file in (1..=g.files).rev() {
@@ -500,10 +574,7 @@ pub fn show(game: &Game) -> String {
             .rev()
             .map(|file| {
                 let sq = crate::rules::Square::new(file, rank).expect("on board");
-                let cell = pos
-                    .piece_at(sq)
-                    .map(|p| piece_str(variant, p))
-                    .unwrap_or_else(|| ".".into());
+                let cell = pos.piece_at(sq).map(|p| piece_str(variant, p)).unwrap_or_else(|| ".".into());
                 format!("{cell:>3}")
             })
             .collect();
@@ -514,12 +585,7 @@ pub fn show(game: &Game) -> String {
     writeln!(out, "variant: {variant}").ok();
     writeln!(out, "sfen: {}", to_sfen(pos)).ok();
     writeln!(out, "side to move: {}", pos.side_to_move()).ok();
-    writeln!(
-        out,
-        "in check: {}",
-        if pos.in_check() { "yes" } else { "no" }
-    )
-    .ok();
+    writeln!(out, "in check: {}", if pos.in_check() { "yes" } else { "no" }).ok();
     match game.outcome() {
         Some(outcome) => writeln!(out, "result: {outcome}").ok(),
         None => writeln!(out, "result: ongoing").ok(),

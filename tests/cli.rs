@@ -3,10 +3,7 @@
 use std::process::{Command, Output};
 
 fn pantheon(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pantheon"))
-        .args(args)
-        .output()
-        .expect("binary runs")
+    Command::new(env!("CARGO_BIN_EXE_pantheon")).args(args).output().expect("binary runs")
 }
 
 fn stdout(o: &Output) -> String {
@@ -26,23 +23,13 @@ fn perft_prints_the_count_last() {
 
 #[test]
 fn perft_divide_lists_each_move_then_the_total() {
-    let o = pantheon(&[
-        "perft",
-        "--variant",
-        "mansindam",
-        "--depth",
-        "2",
-        "--divide",
-    ]);
+    let o = pantheon(&["perft", "--variant", "mansindam", "--depth", "2", "--divide"]);
     assert!(o.status.success());
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 32, "31 moves and the total");
     assert_eq!(lines[31], "961");
-    let sum: u64 = lines[..31]
-        .iter()
-        .map(|l| l.split(' ').nth(1).unwrap().parse::<u64>().unwrap())
-        .sum();
+    let sum: u64 = lines[..31].iter().map(|l| l.split(' ').nth(1).unwrap().parse::<u64>().unwrap()).sum();
     assert_eq!(sum, 961);
     assert!(lines.iter().any(|l| l.starts_with("5g5f ")));
 }
@@ -71,94 +58,37 @@ fn perft_from_sfen_and_moves() {
         "2",
         "--divide",
     ]);
-    let line = stdout(&direct)
-        .lines()
-        .find(|l| l.starts_with("5f5e "))
-        .unwrap()
-        .to_string();
+    let line = stdout(&direct).lines().find(|l| l.starts_with("5f5e ")).unwrap().to_string();
     assert_eq!(line.split(' ').nth(1), stdout(&o).lines().last());
 }
 
 #[test]
 fn show_prints_board_sfen_side_check_and_result() {
-    let o = pantheon(&[
-        "show",
-        "--variant",
-        "minishogi",
-        "--sfen",
-        "3rk/5/3G1/5/K4 b S 1",
-        "--moves",
-        "S*1b",
-    ]);
+    let o = pantheon(&["show", "--variant", "minishogi", "--sfen", "3rk/5/3G1/5/K4 b S 1", "--moves", "S*1b"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("sfen: 3rk/4S/3G1/5/K4 w - 2"), "{out}");
     assert!(out.contains("side to move: gote"));
     assert!(out.contains("in check: yes"));
-    assert!(
-        out.lines().any(|l| l == "result: sente wins (checkmate)"),
-        "{out}"
-    );
+    assert!(out.lines().any(|l| l == "result: sente wins (checkmate)"), "{out}");
     let start = stdout(&pantheon(&["show", "--variant", "mansindam"]));
     assert!(start.contains("result: ongoing"));
     let promoted = stdout(&pantheon(&["show", "--variant", "pandemonium"]));
-    assert!(
-        promoted.contains("+F") && promoted.contains("+u"),
-        "{promoted}"
-    );
+    assert!(promoted.contains("+F") && promoted.contains("+u"), "{promoted}");
 }
 
 #[test]
 fn bad_input_fails_cleanly_with_a_message() {
     let cases: [(&[&str], &str); 6] = [
+        (&["perft", "--variant", "chess", "--depth", "1"], "unknown variant 'chess'"),
         (
-            &["perft", "--variant", "chess", "--depth", "1"],
-            "unknown variant 'chess'",
-        ),
-        (
-            &[
-                "perft",
-                "--variant",
-                "minishogi",
-                "--sfen",
-                "rbsgk/4p/5/P4/KGSBX b - 1",
-                "--depth",
-                "1",
-            ],
+            &["perft", "--variant", "minishogi", "--sfen", "rbsgk/4p/5/P4/KGSBX b - 1", "--depth", "1"],
             "unknown piece letter 'X'",
         ),
-        (
-            &["show", "--variant", "minishogi", "--moves", "2e2d"],
-            "illegal move 2e2d: a bishop on 2e cannot move to 2d",
-        ),
-        (
-            &["show", "--variant", "minishogi", "--moves", "7g7f"],
-            "off the 5x5 board",
-        ),
-        (
-            &[
-                "show",
-                "--variant",
-                "mansindam",
-                "--moves",
-                "5g5f",
-                "5c5d",
-                "zz",
-            ],
-            "move 3",
-        ),
-        (
-            &[
-                "show",
-                "--variant",
-                "minishogi",
-                "--sfen",
-                "4k/5/5/5/K4 b - 1",
-                "--moves",
-                "P*3c",
-            ],
-            "no pawn in hand",
-        ),
+        (&["show", "--variant", "minishogi", "--moves", "2e2d"], "illegal move 2e2d: a bishop on 2e cannot move to 2d"),
+        (&["show", "--variant", "minishogi", "--moves", "7g7f"], "off the 5x5 board"),
+        (&["show", "--variant", "mansindam", "--moves", "5g5f", "5c5d", "zz"], "move 3"),
+        (&["show", "--variant", "minishogi", "--sfen", "4k/5/5/5/K4 b - 1", "--moves", "P*3c"], "no pawn in hand"),
     ];
     for (args, message) in cases {
         let o = pantheon(args);

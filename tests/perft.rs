@@ -39,14 +39,9 @@ fn check_perft(data: &str, limit: u64) -> usize {
         if expected > limit {
             continue;
         }
-        let pos = parse_position(e.variant, &e.sfen)
-            .unwrap_or_else(|err| panic!("line {}: {err}", e.line));
+        let pos = parse_position(e.variant, &e.sfen).unwrap_or_else(|err| panic!("line {}: {err}", e.line));
         let got = perft::perft(&mut Game::new(pos), depth);
-        assert_eq!(
-            got, expected,
-            "line {}: {} {} depth {depth}",
-            e.line, e.variant, e.sfen
-        );
+        assert_eq!(got, expected, "line {}: {} {} depth {depth}", e.line, e.variant, e.sfen);
         checked += 1;
     }
     checked
@@ -82,23 +77,12 @@ fn perft_large() {
 fn complete_move_lists() {
     let mut checked = 0;
     for e in entries(include_str!("data/moves-positions.txt")) {
-        let pos = parse_position(e.variant, &e.sfen)
-            .unwrap_or_else(|err| panic!("line {}: {err}", e.line));
-        let mut got: Vec<String> = pos
-            .legal_moves()
-            .into_iter()
-            .map(|m| format_move(e.variant, m))
-            .collect();
+        let pos = parse_position(e.variant, &e.sfen).unwrap_or_else(|err| panic!("line {}: {err}", e.line));
+        let mut got: Vec<String> = pos.legal_moves().into_iter().map(|m| format_move(e.variant, m)).collect();
         got.sort();
         let expected: Vec<&str> = e.fields[0].split_whitespace().collect();
-        let missing: Vec<&&str> = expected
-            .iter()
-            .filter(|m| !got.iter().any(|g| g == **m))
-            .collect();
-        let extra: Vec<&String> = got
-            .iter()
-            .filter(|g| !expected.contains(&g.as_str()))
-            .collect();
+        let missing: Vec<&&str> = expected.iter().filter(|m| !got.iter().any(|g| g == **m)).collect();
+        let extra: Vec<&String> = got.iter().filter(|g| !expected.contains(&g.as_str())).collect();
         assert!(
             missing.is_empty() && extra.is_empty() && got.len() == expected.len(),
             "line {} ({} {}): missing {missing:?}, extra {extra:?}",

@@ -5,9 +5,7 @@
 
 use pantheon::notation::{UsiMove, format_move, parse_position, parse_setup, to_sfen};
 use pantheon::rules::variant::PromotionRule;
-use pantheon::rules::{
-    Color, CompactMove, Game, Move, Piece, PieceKind, Position, Square, Variant,
-};
+use pantheon::rules::{Color, CompactMove, Game, Move, Piece, PieceKind, Position, Square, Variant};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 
@@ -48,12 +46,7 @@ mod reference {
                     hands[c.index()][k as usize] = s.hands[c.index()].count(k);
                 }
             }
-            Board {
-                variant: s.variant,
-                squares: s.board,
-                hands,
-                side: s.side,
-            }
+            Board { variant: s.variant, squares: s.board, hands, side: s.side }
         }
 
         fn on_board(&self, file: i32, rank: i32) -> Option<Square> {
@@ -69,9 +62,7 @@ mod reference {
             for atom in spec.movement.leaps {
                 for &(df, dr) in atom.offsets() {
                     // Gote's moves are sente's turned by 180 degrees.
-                    if let Some(sq) =
-                        self.on_board(f0 - forward * df as i32, r0 + forward * dr as i32)
-                    {
+                    if let Some(sq) = self.on_board(f0 - forward * df as i32, r0 + forward * dr as i32) {
                         out.push(sq);
                     }
                 }
@@ -98,22 +89,8 @@ mod reference {
         }
 
         fn king(&self, color: Color) -> Square {
-            let king = self
-                .variant
-                .spec()
-                .pieces
-                .iter()
-                .position(|p| p.royal)
-                .unwrap() as u8;
-            Square::all()
-                .find(|&sq| {
-                    self.squares[sq.index()]
-                        == Some(Piece {
-                            color,
-                            kind: PieceKind(king),
-                        })
-                })
-                .unwrap()
+            let king = self.variant.spec().pieces.iter().position(|p| p.royal).unwrap() as u8;
+            Square::all().find(|&sq| self.squares[sq.index()] == Some(Piece { color, kind: PieceKind(king) })).unwrap()
         }
 
         fn attacked(&self, target: Square, by: Color) -> bool {
@@ -125,11 +102,7 @@ mod reference {
 
         fn in_zone(&self, sq: Square, color: Color) -> bool {
             let g = self.variant.geometry();
-            let depth = if color == Color::Sente {
-                sq.rank()
-            } else {
-                g.ranks - 1 - sq.rank()
-            };
+            let depth = if color == Color::Sente { sq.rank() } else { g.ranks - 1 - sq.rank() };
             depth < self.variant.spec().zone_depth
         }
 
@@ -148,11 +121,7 @@ mod reference {
                     let mut piece = next.squares[from.index()].take().unwrap();
                     if let Some(captured) = next.squares[to.index()] {
                         let p = &spec.pieces[captured.kind.index()];
-                        let base = if p.promoted {
-                            p.partner.unwrap()
-                        } else {
-                            captured.kind.0
-                        };
+                        let base = if p.promoted { p.partner.unwrap() } else { captured.kind.0 };
                         next.hands[us.index()][base as usize] += 1;
                     }
                     if promote {
@@ -189,9 +158,7 @@ mod reference {
                     let eligible = self.in_zone(from, us) || self.in_zone(to, us);
                     let choices: &[bool] = if !promotable || !eligible {
                         &[false]
-                    } else if spec.promotion == PromotionRule::Mandatory
-                        || self.stuck(to, us, piece.kind)
-                    {
+                    } else if spec.promotion == PromotionRule::Mandatory || self.stuck(to, us, piece.kind) {
                         &[true]
                     } else {
                         &[false, true]

@@ -10,11 +10,7 @@ fn position(v: Variant, sfen: &str) -> Position {
 }
 
 fn legal(v: Variant, sfen: &str) -> Vec<String> {
-    let mut moves: Vec<String> = position(v, sfen)
-        .legal_moves()
-        .into_iter()
-        .map(|m| format_move(v, m))
-        .collect();
+    let mut moves: Vec<String> = position(v, sfen).legal_moves().into_iter().map(|m| format_move(v, m)).collect();
     moves.sort();
     moves
 }
@@ -24,10 +20,7 @@ fn game(v: Variant, sfen: &str, moves: &str) -> Game {
     let mut game = Game::new(position(v, sfen));
     for text in moves.split_whitespace() {
         assert!(game.outcome().is_none(), "game over before {text}");
-        let mv = UsiMove::parse(text, v.geometry())
-            .unwrap()
-            .to_game_move(&game)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let mv = UsiMove::parse(text, v.geometry()).unwrap().to_game_move(&game).unwrap_or_else(|e| panic!("{e}"));
         game.play(mv);
     }
     game
@@ -51,20 +44,10 @@ fn has(moves: &[String], m: &str) -> bool {
 fn minishogi_no_pawn_drop_on_last_rank() {
     let moves = legal(Minishogi, "4k/5/5/5/K4 b P 1");
     assert!(has(&moves, "P*4b") && has(&moves, "P*4e"));
-    assert!(
-        !moves
-            .iter()
-            .any(|m| m.starts_with("P*") && m.ends_with('a')),
-        "{moves:?}"
-    );
+    assert!(!moves.iter().any(|m| m.starts_with("P*") && m.ends_with('a')), "{moves:?}");
     let gote = legal(Minishogi, "4k/5/5/5/K4 w p 1");
-    assert!(
-        !gote.iter().any(|m| m.starts_with("P*") && m.ends_with('e')),
-        "{gote:?}"
-    );
-    assert!(
-        illegal_reason(Minishogi, "4k/5/5/5/K4 b P 1", "", "P*3a").contains("could never move")
-    );
+    assert!(!gote.iter().any(|m| m.starts_with("P*") && m.ends_with('e')), "{gote:?}");
+    assert!(illegal_reason(Minishogi, "4k/5/5/5/K4 b P 1", "", "P*3a").contains("could never move"));
 }
 
 #[test]
@@ -74,10 +57,7 @@ fn minishogi_two_pawn_rule_counts_only_unpromoted_pawns() {
     assert!(has(&moves, "P*4c"));
     let with_tokin = legal(Minishogi, "4k/5/5/+P4/K4 b P 1");
     assert!(has(&with_tokin, "P*5b"), "{with_tokin:?}");
-    assert!(
-        illegal_reason(Minishogi, "4k/5/5/P4/K4 b P 1", "", "P*5b")
-            .contains("unpromoted pawn on file 5")
-    );
+    assert!(illegal_reason(Minishogi, "4k/5/5/P4/K4 b P 1", "", "P*5b").contains("unpromoted pawn on file 5"));
 }
 
 #[test]
@@ -90,10 +70,7 @@ fn minishogi_pawn_drop_mate_is_illegal_but_pawn_drop_check_is_legal() {
     assert!(has(&legal(Minishogi, "3rk/5/5/5/K4 b P 1"), "P*1b"));
     // Any other piece may give mate by drop.
     let g = game(Minishogi, "3rk/5/3G1/5/K4 b S 1", "S*1b");
-    assert_eq!(
-        g.outcome(),
-        Some(Outcome::win(Color::Sente, EndReason::Checkmate))
-    );
+    assert_eq!(g.outcome(), Some(Outcome::win(Color::Sente, EndReason::Checkmate)));
 }
 
 #[test]
@@ -110,16 +87,9 @@ fn minishogi_promotion_is_optional_except_a_pawn_on_the_last_rank() {
     assert!(illegal_reason(Minishogi, "4k/2SP1/5/5/K4 b - 1", "", "2b2a").contains("must promote"));
     // No promotion outside the zone, gold and king never promote.
     let g = legal(Minishogi, "4k/5/1G3/5/K4 b - 1");
-    assert!(
-        has(&g, "4c4b") && !g.iter().any(|m| m.ends_with('+')),
-        "{g:?}"
-    );
-    assert!(
-        illegal_reason(Minishogi, "4k/5/1G3/5/K4 b - 1", "", "4c4b+").contains("cannot promote")
-    );
-    assert!(
-        illegal_reason(Minishogi, "4k/5/5/S4/K4 b - 1", "", "5d5c+").contains("promotion zone")
-    );
+    assert!(has(&g, "4c4b") && !g.iter().any(|m| m.ends_with('+')), "{g:?}");
+    assert!(illegal_reason(Minishogi, "4k/5/1G3/5/K4 b - 1", "", "4c4b+").contains("cannot promote"));
+    assert!(illegal_reason(Minishogi, "4k/5/5/S4/K4 b - 1", "", "5d5c+").contains("promotion zone"));
 }
 
 #[test]
@@ -136,10 +106,7 @@ fn minishogi_fourfold_repetition_loses_for_sente() {
     assert_eq!(g.outcome(), None);
     let g = game(Minishogi, "4k/5/5/5/K4 b - 1", &cycle.repeat(3));
     assert_eq!(g.repetitions(), 4);
-    assert_eq!(
-        g.outcome(),
-        Some(Outcome::win(Color::Gote, EndReason::Repetition))
-    );
+    assert_eq!(g.outcome(), Some(Outcome::win(Color::Gote, EndReason::Repetition)));
     // A game over has no successors.
     assert_eq!(perft::perft(&mut g.clone(), 1), 0);
 }
@@ -150,20 +117,14 @@ fn minishogi_perpetual_checker_loses() {
     // plain repetition rule would make sente lose.
     let cycle = "5e4e 5c4c 4e5e 4c5c ";
     let g = game(Minishogi, "4k/5/r4/5/K4 b - 1", &cycle.repeat(3));
-    assert_eq!(
-        g.outcome(),
-        Some(Outcome::win(Color::Sente, EndReason::PerpetualCheck))
-    );
+    assert_eq!(g.outcome(), Some(Outcome::win(Color::Sente, EndReason::PerpetualCheck)));
 }
 
 #[test]
 fn minishogi_stalemate_loses() {
     let g = Game::new(position(Minishogi, "4k/2S2/3G1/5/K4 w - 1"));
     assert!(!g.position().in_check());
-    assert_eq!(
-        g.outcome(),
-        Some(Outcome::win(Color::Sente, EndReason::Stalemate))
-    );
+    assert_eq!(g.outcome(), Some(Outcome::win(Color::Sente, EndReason::Stalemate)));
 }
 
 // ---- Mansindam -------------------------------------------------------
@@ -174,24 +135,12 @@ fn mansindam_promotion_is_mandatory_into_within_and_out_of_the_zone() {
     assert!(has(&moves, "5d5c+") && !has(&moves, "5d5c"), "{moves:?}");
     // A piece dropped in the zone promotes on its next move, also leaving it.
     let g = game(Mansindam, "4k4/9/9/9/9/9/9/9/K8 b R 1", "R*1b 5a4a");
-    let moves: Vec<String> = g
-        .legal_moves()
-        .into_iter()
-        .map(|m| format_move(Mansindam, m))
-        .collect();
+    let moves: Vec<String> = g.legal_moves().into_iter().map(|m| format_move(Mansindam, m)).collect();
     assert!(has(&moves, "1b1h+") && !has(&moves, "1b1h"), "{moves:?}");
-    assert!(
-        moves
-            .iter()
-            .filter(|m| m.starts_with("1b"))
-            .all(|m| m.ends_with('+'))
-    );
+    assert!(moves.iter().filter(|m| m.starts_with("1b")).all(|m| m.ends_with('+')));
     // Queen, angel and king never promote.
     let q = legal(Mansindam, "k8/9/9/4Q4/9/9/9/9/K8 b - 1");
-    assert!(
-        has(&q, "5d5c") && !q.iter().any(|m| m.ends_with('+')),
-        "{q:?}"
-    );
+    assert!(has(&q, "5d5c") && !q.iter().any(|m| m.ends_with('+')), "{q:?}");
     let a = legal(Mansindam, "k8/9/9/9/9/9/9/9/K3A4 b - 1");
     assert!(has(&a, "5i5b") && !a.iter().any(|m| m.ends_with('+')));
 }
@@ -199,16 +148,8 @@ fn mansindam_promotion_is_mandatory_into_within_and_out_of_the_zone() {
 #[test]
 fn mansindam_pawn_drops_two_pawn_rule_and_last_rank() {
     let moves = legal(Mansindam, "4k4/9/9/9/9/9/4P4/9/K8 b P 1");
-    assert!(
-        !moves.iter().any(|m| m.starts_with("P*5")),
-        "two pawns on file 5"
-    );
-    assert!(
-        !moves
-            .iter()
-            .any(|m| m.starts_with("P*") && m.ends_with('a')),
-        "pawn on last rank"
-    );
+    assert!(!moves.iter().any(|m| m.starts_with("P*5")), "two pawns on file 5");
+    assert!(!moves.iter().any(|m| m.starts_with("P*") && m.ends_with('a')), "pawn on last rank");
     assert!(has(&moves, "P*4b"));
 }
 
@@ -217,68 +158,36 @@ fn mansindam_pawn_drop_mate_is_legal() {
     let sfen = "7rk/9/7+P1/9/9/9/9/9/K8 b P 1";
     assert!(has(&legal(Mansindam, sfen), "P*1b"));
     let g = game(Mansindam, sfen, "P*1b");
-    assert_eq!(
-        g.outcome(),
-        Some(Outcome::win(Color::Sente, EndReason::Checkmate))
-    );
+    assert_eq!(g.outcome(), Some(Outcome::win(Color::Sente, EndReason::Checkmate)));
 }
 
 #[test]
 fn mansindam_campmate_wins_at_once() {
     let sfen = "9/4K4/9/9/8k/9/9/9/9 b - 1";
     let g = game(Mansindam, sfen, "5b5a");
-    assert_eq!(
-        g.outcome(),
-        Some(Outcome::win(Color::Sente, EndReason::Campmate))
-    );
+    assert_eq!(g.outcome(), Some(Outcome::win(Color::Sente, EndReason::Campmate)));
     assert_eq!(perft::perft(&mut g.clone(), 2), 0);
     // Gote's camp is rank i.
     let g = game(Mansindam, "9/9/9/9/K8/9/9/4k4/9 w - 1", "5h4i");
-    assert_eq!(
-        g.outcome(),
-        Some(Outcome::win(Color::Gote, EndReason::Campmate))
-    );
+    assert_eq!(g.outcome(), Some(Outcome::win(Color::Gote, EndReason::Campmate)));
     // The king can never step onto an attacked far-rank square.
     let moves = legal(Mansindam, "r8/4K4/9/9/8k/9/9/9/9 b - 1");
-    assert!(
-        !moves
-            .iter()
-            .any(|m| m.starts_with("5b") && m.ends_with('a')),
-        "{moves:?}"
-    );
+    assert!(!moves.iter().any(|m| m.starts_with("5b") && m.ends_with('a')), "{moves:?}");
 }
 
 #[test]
 fn mansindam_third_repetition_move_is_illegal() {
     let start = "4k4/9/9/9/9/9/9/9/4K4 b - 1";
     let g = game(Mansindam, start, "5i5h 5a5b 5h5i 5b5a 5i5h 5a5b 5h5i");
-    let moves: Vec<String> = g
-        .legal_moves()
-        .into_iter()
-        .map(|m| format_move(Mansindam, m))
-        .collect();
-    assert!(
-        !has(&moves, "5b5a"),
-        "third occurrence must not be generated"
-    );
+    let moves: Vec<String> = g.legal_moves().into_iter().map(|m| format_move(Mansindam, m)).collect();
+    assert!(!has(&moves, "5b5a"), "third occurrence must not be generated");
     assert!(has(&moves, "5b4a"));
     assert!(
         g.position().is_legal(
-            UsiMove::parse("5b5a", g.position().variant().geometry())
-                .unwrap()
-                .to_move(g.position())
-                .unwrap()
+            UsiMove::parse("5b5a", g.position().variant().geometry()).unwrap().to_move(g.position()).unwrap()
         )
     );
-    assert!(
-        illegal_reason(
-            Mansindam,
-            start,
-            "5i5h 5a5b 5h5i 5b5a 5i5h 5a5b 5h5i",
-            "5b5a"
-        )
-        .contains("third time")
-    );
+    assert!(illegal_reason(Mansindam, start, "5i5h 5a5b 5h5i 5b5a 5i5h 5a5b 5h5i", "5b5a").contains("third time"));
     assert_eq!(g.outcome(), None, "no game end by repetition in Mansindam");
 }
 
@@ -295,25 +204,13 @@ fn mansindam_no_escape_but_a_third_repetition_loses() {
             // 2a1a would bring back the start position a third time.
             assert!(g.legal_moves().is_empty());
             assert!(g.position().has_legal_move());
-            assert_eq!(
-                g.outcome(),
-                Some(Outcome::win(Color::Sente, EndReason::Checkmate))
-            );
+            assert_eq!(g.outcome(), Some(Outcome::win(Color::Sente, EndReason::Checkmate)));
             return;
         }
         if ply % 2 == 1 {
-            assert_eq!(
-                g.legal_moves().len(),
-                1,
-                "ply {ply}: gote's reply is forced"
-            );
+            assert_eq!(g.legal_moves().len(), 1, "ply {ply}: gote's reply is forced");
         }
-        g.play(
-            UsiMove::parse(text, Mansindam.geometry())
-                .unwrap()
-                .to_game_move(&g)
-                .unwrap(),
-        );
+        g.play(UsiMove::parse(text, Mansindam.geometry()).unwrap().to_game_move(&g).unwrap());
     }
     unreachable!();
 }
@@ -322,10 +219,7 @@ fn mansindam_no_escape_but_a_third_repetition_loses() {
 fn mansindam_stalemate_loses() {
     // Gote king in the corner; every square around it attacked, no check.
     let g = Game::new(position(Mansindam, "8k/6Q2/9/9/9/9/9/9/K8 w - 1"));
-    assert_eq!(
-        g.outcome(),
-        Some(Outcome::win(Color::Sente, EndReason::Stalemate))
-    );
+    assert_eq!(g.outcome(), Some(Outcome::win(Color::Sente, EndReason::Stalemate)));
 }
 
 // ---- Pandemonium -----------------------------------------------------
@@ -333,25 +227,16 @@ fn mansindam_stalemate_loses() {
 #[test]
 fn pandemonium_drops_anywhere_and_pawn_drop_mate_is_legal() {
     let moves = legal(Pandemonium, "4k4/9/9/9/9/9/4P4/9/K8 b P 1");
-    assert!(
-        has(&moves, "P*5b") && has(&moves, "P*4a"),
-        "two pawns and last rank allowed"
-    );
+    assert!(has(&moves, "P*5b") && has(&moves, "P*4a"), "two pawns and last rank allowed");
     let sfen = "7rk/9/7+P1/9/9/9/9/9/K8 b P 1";
     let g = game(Pandemonium, sfen, "P*1b");
-    assert_eq!(
-        g.outcome(),
-        Some(Outcome::win(Color::Sente, EndReason::Checkmate))
-    );
+    assert_eq!(g.outcome(), Some(Outcome::win(Color::Sente, EndReason::Checkmate)));
 }
 
 #[test]
 fn pandemonium_promotion_is_always_optional() {
     let moves = legal(Pandemonium, "k8/9/9/9/9/9/9/4P4/8K b - 1");
-    assert!(
-        has(&moves, "5h5g") && !has(&moves, "5h5g+"),
-        "outside the zone"
-    );
+    assert!(has(&moves, "5h5g") && !has(&moves, "5h5g+"), "outside the zone");
     let moves = legal(Pandemonium, "k8/4P4/9/9/9/9/9/9/8K b - 1");
     for m in ["5b5a", "5b5a+", "5b4b", "5b4b+", "5b6b", "5b6b+"] {
         assert!(has(&moves, m), "{m} missing: {moves:?}");
@@ -374,10 +259,7 @@ fn pandemonium_promoted_start_pieces_return_to_hand_as_base_pieces() {
 fn pandemonium_has_no_campmate_but_pandemonium2022_has() {
     let sfen = "9/4K4/9/9/8k/9/9/9/9 b - 1";
     assert_eq!(game(Pandemonium, sfen, "5b5a").outcome(), None);
-    assert_eq!(
-        game(Pandemonium2022, sfen, "5b5a").outcome(),
-        Some(Outcome::win(Color::Sente, EndReason::Campmate))
-    );
+    assert_eq!(game(Pandemonium2022, sfen, "5b5a").outcome(), Some(Outcome::win(Color::Sente, EndReason::Campmate)));
 }
 
 #[test]
@@ -388,34 +270,20 @@ fn pandemonium_threefold_repetition_side_to_move_loses() {
     assert_eq!(g.outcome(), None);
     let g = game(Pandemonium, start, &cycle.repeat(2));
     assert_eq!(g.repetitions(), 3);
-    assert_eq!(
-        g.outcome(),
-        Some(Outcome::win(Color::Gote, EndReason::Repetition))
-    );
+    assert_eq!(g.outcome(), Some(Outcome::win(Color::Gote, EndReason::Repetition)));
     // The same with gote to move in the repeated position.
     let gote_first = "4k4/9/9/9/9/9/9/9/4K4 w - 1";
     let g = game(Pandemonium, gote_first, &"5a5b 5i5h 5b5a 5h5i ".repeat(2));
-    assert_eq!(
-        g.outcome(),
-        Some(Outcome::win(Color::Sente, EndReason::Repetition))
-    );
+    assert_eq!(g.outcome(), Some(Outcome::win(Color::Sente, EndReason::Repetition)));
 }
 
 #[test]
 fn pandemonium_perpetual_checker_loses() {
     let cycle = "9i8i 9g8g 8i9i 8g9g ";
     let g = game(Pandemonium, "4k4/9/9/9/9/9/r8/9/K8 b - 1", &cycle.repeat(2));
+    assert_eq!(g.outcome(), Some(Outcome::win(Color::Sente, EndReason::PerpetualCheck)));
     assert_eq!(
-        g.outcome(),
-        Some(Outcome::win(Color::Sente, EndReason::PerpetualCheck))
-    );
-    assert_eq!(
-        game(
-            Pandemonium2022,
-            "4k4/9/9/9/9/9/r8/9/K8 b - 1",
-            &cycle.repeat(2)
-        )
-        .outcome(),
+        game(Pandemonium2022, "4k4/9/9/9/9/9/r8/9/K8 b - 1", &cycle.repeat(2)).outcome(),
         Some(Outcome::win(Color::Sente, EndReason::PerpetualCheck))
     );
 }
@@ -438,36 +306,15 @@ fn illegal_positions_are_rejected_with_a_reason() {
         Err(pantheon::notation::SfenError::Position(e)) => e,
         other => panic!("{sfen}: expected a position error, got {other:?}"),
     };
-    assert_eq!(
-        err(Minishogi, "5/5/5/5/K4 b - 1"),
-        PositionError::MissingKing(Color::Gote)
-    );
-    assert_eq!(
-        err(Minishogi, "3kk/5/5/5/K4 b - 1"),
-        PositionError::TooManyKings(Color::Gote)
-    );
-    assert!(matches!(
-        err(Minishogi, "P3k/5/5/5/K4 b - 1"),
-        PositionError::DeadPiece { .. }
-    ));
-    assert!(matches!(
-        err(Mansindam, "P3k4/9/9/9/9/9/9/9/K8 b - 1"),
-        PositionError::DeadPiece { .. }
-    ));
+    assert_eq!(err(Minishogi, "5/5/5/5/K4 b - 1"), PositionError::MissingKing(Color::Gote));
+    assert_eq!(err(Minishogi, "3kk/5/5/5/K4 b - 1"), PositionError::TooManyKings(Color::Gote));
+    assert!(matches!(err(Minishogi, "P3k/5/5/5/K4 b - 1"), PositionError::DeadPiece { .. }));
+    assert!(matches!(err(Mansindam, "P3k4/9/9/9/9/9/9/9/K8 b - 1"), PositionError::DeadPiece { .. }));
     assert!(parse_position(Pandemonium, "P3k4/9/9/9/9/9/9/9/K8 b - 1").is_ok());
-    assert!(matches!(
-        err(Minishogi, "4k/P4/5/P4/K4 b - 1"),
-        PositionError::TwoPawns { .. }
-    ));
+    assert!(matches!(err(Minishogi, "4k/P4/5/P4/K4 b - 1"), PositionError::TwoPawns { .. }));
     assert!(parse_position(Pandemonium, "4k4/P8/9/P8/9/9/9/9/K8 b - 1").is_ok());
-    assert_eq!(
-        err(Minishogi, "4k/5/5/5/K3R b - 1"),
-        PositionError::OpponentInCheck(Color::Gote)
-    );
-    assert!(matches!(
-        err(Minishogi, "4k/5/5/P4/K4 b 38P 1"),
-        PositionError::TooManyPieces { .. }
-    ));
+    assert_eq!(err(Minishogi, "4k/5/5/5/K3R b - 1"), PositionError::OpponentInCheck(Color::Gote));
+    assert!(matches!(err(Minishogi, "4k/5/5/P4/K4 b 38P 1"), PositionError::TooManyPieces { .. }));
 }
 
 #[test]

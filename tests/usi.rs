@@ -38,12 +38,7 @@ impl Engine {
                 }
             }
         });
-        Engine {
-            child,
-            stdin,
-            lines,
-            transcript: Vec::new(),
-        }
+        Engine { child, stdin, lines, transcript: Vec::new() }
     }
 
     fn send(&mut self, line: &str) {
@@ -56,10 +51,7 @@ impl Engine {
         let deadline = Instant::now() + PATIENCE;
         let mut got = Vec::new();
         loop {
-            match self
-                .lines
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            {
+            match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
                 Ok(line) => {
                     self.transcript.push(format!("< {line}"));
                     let done = line.starts_with(prefix);
@@ -68,15 +60,11 @@ impl Engine {
                         return got;
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => panic!(
-                    "no '{prefix}' in time; transcript:\n{}",
-                    self.transcript.join("\n")
-                ),
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no '{prefix}' in time; transcript:\n{}", self.transcript.join("\n"))
+                }
                 Err(RecvTimeoutError::Disconnected) => {
-                    panic!(
-                        "engine exited before '{prefix}'; transcript:\n{}",
-                        self.transcript.join("\n")
-                    )
+                    panic!("engine exited before '{prefix}'; transcript:\n{}", self.transcript.join("\n"))
                 }
             }
         }
@@ -84,13 +72,7 @@ impl Engine {
 
     fn bestmove(&mut self) -> String {
         let lines = self.until("bestmove");
-        lines
-            .last()
-            .unwrap()
-            .split_whitespace()
-            .nth(1)
-            .unwrap()
-            .to_string()
+        lines.last().unwrap().split_whitespace().nth(1).unwrap().to_string()
     }
 
     fn quit(mut self) {
@@ -111,10 +93,7 @@ impl Engine {
 fn legal_in(variant: Variant, moves: &[String], mv: &str) -> bool {
     let mut game = Game::new(parse_position(variant, "startpos").unwrap());
     for m in moves {
-        let m = UsiMove::parse(m, variant.geometry())
-            .unwrap()
-            .to_game_move(&game)
-            .unwrap();
+        let m = UsiMove::parse(m, variant.geometry()).unwrap().to_game_move(&game).unwrap();
         game.play(m);
     }
     UsiMove::parse(mv, variant.geometry()).is_ok_and(|u| u.to_game_move(&game).is_ok())
@@ -127,29 +106,12 @@ fn handshake_lists_options_and_variants() {
     let lines = e.until("usiok");
     assert!(lines[0].starts_with("id name Pantheon"));
     assert!(lines.iter().any(|l| l.starts_with("id author")));
-    let variant = lines
-        .iter()
-        .find(|l| l.contains("name USI_Variant"))
-        .expect("variant option");
+    let variant = lines.iter().find(|l| l.contains("name USI_Variant")).expect("variant option");
     for v in ["minishogi", "mansindam", "pandemonium", "pandemonium2022"] {
         assert!(variant.contains(&format!("var {v}")), "{variant}");
     }
-    for name in [
-        "USI_Hash",
-        "Threads",
-        "MultiPV",
-        "USI_Ponder",
-        "ModelFile",
-        "Device",
-        "BatchSize",
-        "ByoyomiMargin",
-    ] {
-        assert!(
-            lines
-                .iter()
-                .any(|l| l.starts_with(&format!("option name {name} "))),
-            "{name}"
-        );
+    for name in ["USI_Hash", "Threads", "MultiPV", "USI_Ponder", "ModelFile", "Device", "BatchSize", "ByoyomiMargin"] {
+        assert!(lines.iter().any(|l| l.starts_with(&format!("option name {name} "))), "{name}");
     }
     e.send("isready");
     e.until("readyok");
@@ -161,11 +123,7 @@ fn plays_a_game_loop_in_every_variant() {
     for variant in Variant::ALL {
         let mut e = Engine::start();
         // Fairy-Stockfish-based hosts send UCI_Variant.
-        let option = if variant == Variant::Pandemonium {
-            "UCI_Variant"
-        } else {
-            "USI_Variant"
-        };
+        let option = if variant == Variant::Pandemonium { "UCI_Variant" } else { "USI_Variant" };
         e.send(&format!("setoption name {option} value {variant}"));
         e.send("setoption name Threads value 1");
         e.send("isready");
@@ -181,10 +139,7 @@ fn plays_a_game_loop_in_every_variant() {
             e.send(&position);
             e.send("go byoyomi 100");
             let mv = e.bestmove();
-            assert!(
-                legal_in(variant, &moves, &mv),
-                "{variant}: illegal {mv} after {moves:?}"
-            );
+            assert!(legal_in(variant, &moves, &mv), "{variant}: illegal {mv} after {moves:?}");
             moves.push(mv);
         }
         e.quit();
@@ -203,17 +158,8 @@ fn infinite_search_stops_promptly_and_isready_does_not_interrupt() {
     std::thread::sleep(Duration::from_millis(1200));
     e.send("stop");
     let lines = e.until("bestmove");
-    assert!(
-        lines.iter().any(|l| l.starts_with("info depth")),
-        "progress reported: {lines:?}"
-    );
-    let mv = lines
-        .last()
-        .unwrap()
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .to_string();
+    assert!(lines.iter().any(|l| l.starts_with("info depth")), "progress reported: {lines:?}");
+    let mv = lines.last().unwrap().split_whitespace().nth(1).unwrap().to_string();
     assert!(legal_in(Variant::Mansindam, &[], &mv));
     e.quit();
 }
@@ -239,12 +185,7 @@ fn multipv_three_prints_three_lines() {
     e.send("go nodes 2000");
     let lines = e.until("bestmove");
     for k in 1..=3 {
-        assert!(
-            lines
-                .iter()
-                .any(|l| l.contains(&format!(" multipv {k} pv "))),
-            "multipv {k}: {lines:?}"
-        );
+        assert!(lines.iter().any(|l| l.contains(&format!(" multipv {k} pv "))), "multipv {k}: {lines:?}");
     }
     e.quit();
 }
@@ -269,18 +210,12 @@ fn bad_input_gets_an_error_and_the_engine_stays_usable() {
     for line in bad {
         e.send(line);
         let got = e.until("info string error");
-        assert!(
-            got.last().unwrap().len() > "info string error: ".len(),
-            "{line}"
-        );
+        assert!(got.last().unwrap().len() > "info string error: ".len(), "{line}");
         // After each bad command, a correct search works.
         e.send("position startpos moves 1e1d");
         e.send("go nodes 50");
         let mv = e.bestmove();
-        assert!(
-            legal_in(Variant::Minishogi, &["1e1d".to_string()], &mv),
-            "after '{line}': {mv}"
-        );
+        assert!(legal_in(Variant::Minishogi, &["1e1d".to_string()], &mv), "after '{line}': {mv}");
     }
     // `go` after a failed `position` answers, names the problem, resigns.
     e.send("position sfen 5/5/5/5/5 b - 1");
@@ -336,19 +271,13 @@ fn self_match_with_arbiter_has_no_illegal_move_crash_or_time_loss() {
                 if mv == "resign" {
                     break;
                 }
-                let usi = UsiMove::parse(&mv, variant.geometry())
-                    .unwrap_or_else(|e| panic!("{variant}: {e}"));
-                let m = usi
-                    .to_game_move(&game)
-                    .unwrap_or_else(|e| panic!("{variant} after {moves:?}: {e}"));
+                let usi = UsiMove::parse(&mv, variant.geometry()).unwrap_or_else(|e| panic!("{variant}: {e}"));
+                let m = usi.to_game_move(&game).unwrap_or_else(|e| panic!("{variant} after {moves:?}: {e}"));
                 game.play(m);
                 moves.push(format_move(variant, m));
             }
             // A hang, not a few milliseconds of scheduling noise, fails here.
-            assert!(
-                slowest < Duration::from_millis(BYOYOMI_MS) + PATIENCE / 4,
-                "{variant}: a move took {slowest:?}"
-            );
+            assert!(slowest < Duration::from_millis(BYOYOMI_MS) + PATIENCE / 4, "{variant}: a move took {slowest:?}");
             for e in engines {
                 e.quit();
             }

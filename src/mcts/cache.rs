@@ -28,9 +28,7 @@ pub fn key(position_hash: u64, moves: &[Move]) -> u64 {
 
 impl EvalCache {
     pub fn new(entries: usize) -> EvalCache {
-        EvalCache {
-            slots: vec![None; entries],
-        }
+        EvalCache { slots: vec![None; entries] }
     }
 
     pub fn get(&self, key: u64, num_moves: usize) -> Option<(f32, &[u16])> {
@@ -48,11 +46,7 @@ impl EvalCache {
             return;
         }
         let i = (key % self.slots.len() as u64) as usize;
-        self.slots[i] = Some(Entry {
-            key,
-            value,
-            priors: priors.into(),
-        });
+        self.slots[i] = Some(Entry { key, value, priors: priors.into() });
     }
 
     pub fn clear(&mut self) {

@@ -55,10 +55,7 @@ impl Evaluator for UniformEvaluator {
     fn evaluate(&self, batch: &[EvalRequest]) -> Vec<Evaluation> {
         batch
             .iter()
-            .map(|r| Evaluation {
-                value: 0.0,
-                policy: vec![1.0 / r.moves.len() as f32; r.moves.len()],
-            })
+            .map(|r| Evaluation { value: 0.0, policy: vec![1.0 / r.moves.len() as f32; r.moves.len()] })
             .collect()
     }
 

@@ -50,9 +50,7 @@ pub struct TimeBudget {
 pub fn budget(clock: &Clock, margin: Duration) -> TimeBudget {
     let min = Duration::from_millis(10);
     // Everything this move may use without flagging.
-    let available = (clock.remaining + clock.byoyomi)
-        .saturating_sub(margin)
-        .max(min);
+    let available = (clock.remaining + clock.byoyomi).saturating_sub(margin).max(min);
     let moves_left = clock.moves_to_go.unwrap_or(30).clamp(1, 60);
     let share = clock.remaining / moves_left + clock.increment.mul_f64(0.8) + clock.byoyomi;
     let target = share.saturating_sub(margin).max(min).min(available);
@@ -63,10 +61,7 @@ pub fn budget(clock: &Clock, margin: Duration) -> TimeBudget {
     if clock.byoyomi.is_zero() && clock.increment.is_zero() {
         hard = hard.min(clock.remaining / 4).max(target);
     }
-    TimeBudget {
-        target,
-        hard: hard.max(target),
-    }
+    TimeBudget { target, hard: hard.max(target) }
 }
 
 #[cfg(test)]
@@ -79,26 +74,14 @@ mod tests {
 
     #[test]
     fn byoyomi_only_uses_the_byoyomi_less_the_margin() {
-        let b = budget(
-            &Clock {
-                byoyomi: ms(1000),
-                ..Clock::default()
-            },
-            ms(50),
-        );
+        let b = budget(&Clock { byoyomi: ms(1000), ..Clock::default() }, ms(50));
         assert_eq!(b.target, ms(950));
         assert_eq!(b.hard, ms(950));
     }
 
     #[test]
     fn sudden_death_keeps_most_of_the_clock() {
-        let b = budget(
-            &Clock {
-                remaining: ms(60_000),
-                ..Clock::default()
-            },
-            ms(50),
-        );
+        let b = budget(&Clock { remaining: ms(60_000), ..Clock::default() }, ms(50));
         assert!(b.target >= ms(1500) && b.target <= ms(2500), "{b:?}");
         assert!(b.hard <= ms(15_000));
     }
@@ -107,11 +90,7 @@ mod tests {
     fn never_more_than_the_clock_holds() {
         for remaining in [0, 5, 30, 100, 1000] {
             for byoyomi in [0, 100] {
-                let c = Clock {
-                    remaining: ms(remaining),
-                    byoyomi: ms(byoyomi),
-                    ..Clock::default()
-                };
+                let c = Clock { remaining: ms(remaining), byoyomi: ms(byoyomi), ..Clock::default() };
                 let b = budget(&c, ms(20));
                 let avail = (ms(remaining + byoyomi).saturating_sub(ms(20))).max(ms(10));
                 assert!(b.hard <= avail && b.target <= b.hard, "{c:?}: {b:?}");
@@ -121,14 +100,7 @@ mod tests {
 
     #[test]
     fn increment_is_spent() {
-        let b = budget(
-            &Clock {
-                remaining: ms(10_000),
-                increment: ms(2000),
-                ..Clock::default()
-            },
-            ms(50),
-        );
+        let b = budget(&Clock { remaining: ms(10_000), increment: ms(2000), ..Clock::default() }, ms(50));
         assert!(b.target > ms(1600), "{b:?}");
     }
 }

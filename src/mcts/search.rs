@@ -134,10 +134,7 @@ enum Walk {
 }
 
 /// A batch from one worker and where to send the answers.
-type Job = (
-    Vec<EvalRequest>,
-    Sender<(Vec<EvalRequest>, Vec<Evaluation>)>,
-);
+type Job = (Vec<EvalRequest>, Sender<(Vec<EvalRequest>, Vec<Evaluation>)>);
 
 /// A leaf waiting for its evaluation.
 struct PendingLeaf {
@@ -170,14 +167,7 @@ impl Searcher {
         let cache = Mutex::new(EvalCache::new(params.cache_entries));
         let tree = Tree::new(params.hash_mib << 20);
         let rng = Rng::new(params.seed);
-        Searcher {
-            evaluator,
-            params,
-            tree,
-            root: None,
-            cache,
-            rng,
-        }
+        Searcher { evaluator, params, tree, root: None, cache, rng }
     }
 
     pub fn params(&self) -> &SearchParams {
@@ -252,12 +242,7 @@ impl Searcher {
     ///
     /// # Panics
     /// If no position was set.
-    pub fn search(
-        &mut self,
-        limits: &Limits,
-        stop: &AtomicBool,
-        on_info: &mut dyn FnMut(&SearchInfo),
-    ) -> SearchResult {
+    pub fn search(&mut self, limits: &Limits, stop: &AtomicBool, on_info: &mut dyn FnMut(&SearchInfo)) -> SearchResult {
         self.search_pondering(limits, stop, &AtomicBool::new(false), on_info)
     }
 
@@ -333,10 +318,7 @@ impl Searcher {
         let time = limits.clock.as_ref().map(|c| budget(c, limits.margin));
         let mut pondering = limits.ponder;
         let mut clock_start = started;
-        let bounded = limits.nodes.is_some()
-            || limits.movetime.is_some()
-            || time.is_some()
-            || limits.depth.is_some();
+        let bounded = limits.nodes.is_some() || limits.movetime.is_some() || time.is_some() || limits.depth.is_some();
         let until_stopped = limits.infinite || !bounded;
         let mut next_info = started + Duration::from_secs(1);
         loop {
@@ -376,12 +358,7 @@ impl Searcher {
     }
 
     fn finished_game_result(&self, outcome: Outcome, started: Instant) -> SearchResult {
-        let side = self
-            .root
-            .as_ref()
-            .expect("root set")
-            .position()
-            .side_to_move();
+        let side = self.root.as_ref().expect("root set").position().side_to_move();
         let proof = match outcome.winner {
             Some(w) if w == side => Proof::Win(0),
             Some(_) => Proof::Loss(0),
@@ -397,15 +374,7 @@ impl Searcher {
             lines: Vec::new(),
         };
         let root_q = proof.value().unwrap_or(0.0);
-        SearchResult {
-            best: None,
-            ponder: None,
-            info,
-            visits: Vec::new(),
-            root_q,
-            proof,
-            game_over: Some(outcome),
-        }
+        SearchResult { best: None, ponder: None, info, visits: Vec::new(), root_q, proof, game_over: Some(outcome) }
     }
 
     fn result(&self, info: SearchInfo) -> SearchResult {
@@ -415,36 +384,15 @@ impl Searcher {
         let mut visits: Vec<(Move, u32)> = tree
             .edges(Tree::ROOT)
             .iter()
-            .map(|e| {
-                (
-                    Move::from(e.mv),
-                    if e.child == NO_NODE {
-                        0
-                    } else {
-                        tree.node(e.child).visits
-                    },
-                )
-            })
+            .map(|e| (Move::from(e.mv), if e.child == NO_NODE { 0 } else { tree.node(e.child).visits }))
             .collect();
         if visits.is_empty() {
             // Never expanded (a zero-playout search): list the legal moves.
             visits = root.legal_moves().into_iter().map(|m| (m, 0)).collect();
         }
-        let best = info
-            .lines
-            .first()
-            .map(|l| l.mv)
-            .or_else(|| visits.first().map(|v| v.0));
+        let best = info.lines.first().map(|l| l.mv).or_else(|| visits.first().map(|v| v.0));
         let ponder = info.lines.first().and_then(|l| l.pv.get(1).copied());
-        SearchResult {
-            best,
-            ponder,
-            info,
-            visits,
-            root_q: node.q(),
-            proof: node.proof,
-            game_over: None,
-        }
+        SearchResult { best, ponder, info, visits, root_q: node.q(), proof: node.proof, game_over: None }
     }
 
     /// Picks a move from a result's visit counts: the best move at
@@ -453,11 +401,7 @@ impl Searcher {
         if temperature <= 0.0 || result.proof.is_proven() {
             return result.best;
         }
-        let weights: Vec<f64> = result
-            .visits
-            .iter()
-            .map(|&(_, n)| (n as f64).powf(1.0 / temperature))
-            .collect();
+        let weights: Vec<f64> = result.visits.iter().map(|&(_, n)| (n as f64).powf(1.0 / temperature)).collect();
         let total: f64 = weights.iter().sum();
         if total <= 0.0 {
             return result.best;
@@ -500,17 +444,11 @@ fn evaluation_loop(evaluator: &dyn Evaluator, jobs: Receiver<Job>) {
             }
         }
         let lens: Vec<usize> = batch.iter().map(|(r, _)| r.len()).collect();
-        let requests: Vec<EvalRequest> = batch
-            .iter_mut()
-            .flat_map(|(r, _)| std::mem::take(r))
-            .collect();
+        let requests: Vec<EvalRequest> = batch.iter_mut().flat_map(|(r, _)| std::mem::take(r)).collect();
         let mut answers = Vec::with_capacity(requests.len());
         for chunk in requests.chunks(max) {
             let mut got = evaluator.evaluate(chunk);
-            got.resize_with(chunk.len(), || Evaluation {
-                value: 0.0,
-                policy: Vec::new(),
-            });
+            got.resize_with(chunk.len(), || Evaluation { value: 0.0, policy: Vec::new() });
             for (req, ans) in chunk.iter().zip(got.iter_mut()) {
                 sanitize(ans, req.moves.len());
             }
@@ -531,18 +469,9 @@ fn evaluation_loop(evaluator: &dyn Evaluator, jobs: Receiver<Job>) {
 /// in [-1, 1] and a policy of the right length summing to 1 (uniform if it
 /// was malformed).
 fn sanitize(ans: &mut Evaluation, num_moves: usize) {
-    ans.value = if ans.value.is_finite() {
-        ans.value.clamp(-1.0, 1.0)
-    } else {
-        0.0
-    };
-    let sum: f32 = ans
-        .policy
-        .iter()
-        .filter(|p| p.is_finite() && **p >= 0.0)
-        .sum();
-    let well_formed =
-        ans.policy.len() == num_moves && ans.policy.iter().all(|p| p.is_finite() && *p >= 0.0);
+    ans.value = if ans.value.is_finite() { ans.value.clamp(-1.0, 1.0) } else { 0.0 };
+    let sum: f32 = ans.policy.iter().filter(|p| p.is_finite() && **p >= 0.0).sum();
+    let well_formed = ans.policy.len() == num_moves && ans.policy.iter().all(|p| p.is_finite() && *p >= 0.0);
     if well_formed && sum > 0.0 {
         ans.policy.iter_mut().for_each(|p| *p /= sum);
     } else {
@@ -570,10 +499,7 @@ impl Shared<'_> {
                     Walk::Leaf(path, moves) => {
                         if let Some((request, key)) = self.prepare_leaf(&path, &moves) {
                             requests.push(request);
-                            pending.push(PendingLeaf {
-                                path,
-                                cache_key: key,
-                            });
+                            pending.push(PendingLeaf { path, cache_key: key });
                         }
                     }
                     Walk::Known => {}
@@ -668,11 +594,7 @@ impl Shared<'_> {
                 visited_prior += e.prior() as f64;
             }
         }
-        let reduction = if id == Tree::ROOT {
-            self.params.fpu_reduction_root
-        } else {
-            self.params.fpu_reduction
-        };
+        let reduction = if id == Tree::ROOT { self.params.fpu_reduction_root } else { self.params.fpu_reduction };
         let fpu = node.q() - reduction * visited_prior.sqrt();
         let mut best = (f64::NEG_INFINITY, 0);
         for (i, e) in tree.edges(id).iter().enumerate() {
@@ -686,11 +608,7 @@ impl Shared<'_> {
                     Proof::Draw(_) => (0.0, c.visits + c.in_flight),
                     Proof::Unknown => {
                         let n = c.visits + c.in_flight;
-                        if n == 0 {
-                            (fpu, 0)
-                        } else {
-                            (-(c.value_sum + c.in_flight as f64) / n as f64, n)
-                        }
+                        if n == 0 { (fpu, 0) } else { (-(c.value_sum + c.in_flight as f64) / n as f64, n) }
                     }
                 }
             };
@@ -715,11 +633,7 @@ impl Shared<'_> {
         let leaf = *path.last().expect("path has the root");
         let side = game.position().side_to_move();
         let ended = game.outcome_before_movegen();
-        let legal = if ended.is_none() {
-            game.legal_moves()
-        } else {
-            Vec::new()
-        };
+        let legal = if ended.is_none() { game.legal_moves() } else { Vec::new() };
         let outcome = ended.or_else(|| legal.is_empty().then(|| game.no_move_outcome()));
         if let Some(outcome) = outcome {
             let proof = match outcome.winner {
@@ -742,10 +656,7 @@ impl Shared<'_> {
             if self.expand(&mut tree, leaf, &legal, &uniform) {
                 let child = tree.add_node();
                 if let Some(child) = child {
-                    let i = legal
-                        .iter()
-                        .position(|&m| m == mate)
-                        .expect("mate is legal");
+                    let i = legal.iter().position(|&m| m == mate).expect("mate is legal");
                     tree.edge_mut(leaf, i).child = child;
                     let c = tree.node_mut(child);
                     c.state = NodeState::Terminal;
@@ -759,11 +670,7 @@ impl Shared<'_> {
             return None;
         }
         let key = cache::key(game.position().hash(), &legal);
-        let hit = self
-            .cache
-            .lock()
-            .get(key, legal.len())
-            .map(|(v, p)| (v, p.to_vec()));
+        let hit = self.cache.lock().get(key, legal.len()).map(|(v, p)| (v, p.to_vec()));
         if let Some((value, priors)) = hit {
             let priors: Vec<f32> = priors.iter().map(|&p| p as f32 / 65535.0).collect();
             let mut tree = self.tree.lock();
@@ -773,21 +680,12 @@ impl Shared<'_> {
             self.backup(&mut tree, path, value as f64, false);
             return None;
         }
-        let request = EvalRequest {
-            position: game.position().clone(),
-            moves: legal,
-            repetitions: game.repetitions(),
-        };
+        let request = EvalRequest { position: game.position().clone(), moves: legal, repetitions: game.repetitions() };
         Some((request, key))
     }
 
     /// Step 4: expand the evaluated leaves and back their values up.
-    fn finish_leaves(
-        &self,
-        pending: Vec<PendingLeaf>,
-        requests: Vec<EvalRequest>,
-        answers: Vec<Evaluation>,
-    ) {
+    fn finish_leaves(&self, pending: Vec<PendingLeaf>, requests: Vec<EvalRequest>, answers: Vec<Evaluation>) {
         {
             let mut cache = self.cache.lock();
             for (leaf, ans) in pending.iter().zip(&answers) {
@@ -802,12 +700,7 @@ impl Shared<'_> {
                 tree.node_mut(id).state = NodeState::Leaf;
                 self.full.store(true, Ordering::SeqCst);
             }
-            self.backup(
-                &mut tree,
-                &leaf.path,
-                ans.value.clamp(-1.0, 1.0) as f64,
-                false,
-            );
+            self.backup(&mut tree, &leaf.path, ans.value.clamp(-1.0, 1.0) as f64, false);
         }
     }
 
@@ -869,17 +762,10 @@ impl Shared<'_> {
     /// Whether the best root move could still change before `hard`, at the
     /// current playout rate: if the runner-up cannot catch up, stop early.
     fn best_may_change(&self, tree: &Tree, elapsed: Duration, hard: Duration) -> bool {
-        let mut counts: Vec<u32> = tree
-            .edges(Tree::ROOT)
-            .iter()
-            .filter(|e| e.child != NO_NODE)
-            .map(|e| tree.node(e.child).visits)
-            .collect();
+        let mut counts: Vec<u32> =
+            tree.edges(Tree::ROOT).iter().filter(|e| e.child != NO_NODE).map(|e| tree.node(e.child).visits).collect();
         counts.sort_unstable_by(|a, b| b.cmp(a));
-        let (first, second) = (
-            counts.first().copied().unwrap_or(0),
-            counts.get(1).copied().unwrap_or(0),
-        );
+        let (first, second) = (counts.first().copied().unwrap_or(0), counts.get(1).copied().unwrap_or(0));
         let rate = self.completed.load(Ordering::Relaxed) as f64 / elapsed.as_secs_f64().max(1e-3);
         let left = rate * hard.saturating_sub(elapsed).as_secs_f64();
         (first - second) as f64 <= left
@@ -891,18 +777,10 @@ impl Shared<'_> {
 
     fn info(&self, tree: &Tree, started: Instant) -> SearchInfo {
         let playouts = self.completed.load(Ordering::SeqCst);
-        let depth = self
-            .depth_sum
-            .load(Ordering::Relaxed)
-            .checked_div(playouts)
-            .unwrap_or(0);
+        let depth = self.depth_sum.load(Ordering::Relaxed).checked_div(playouts).unwrap_or(0);
         let mut children: Vec<(usize, &Edge)> = tree.edges(Tree::ROOT).iter().enumerate().collect();
         children.sort_by_key(|c| std::cmp::Reverse(rank(tree, c.1)));
-        let lines = children
-            .iter()
-            .take(self.params_multipv())
-            .map(|&(_, e)| line(tree, e))
-            .collect();
+        let lines = children.iter().take(self.params_multipv()).map(|&(_, e)| line(tree, e)).collect();
         SearchInfo {
             playouts,
             root_visits: tree.node(Tree::ROOT).visits,
@@ -951,14 +829,7 @@ fn line(tree: &Tree, e: &Edge) -> PvLine {
     if e.child != NO_NODE {
         pv.extend(principal_variation(tree, e.child));
     }
-    PvLine {
-        mv,
-        visits,
-        q,
-        prior: e.prior(),
-        score,
-        pv,
-    }
+    PvLine { mv, visits, q, prior: e.prior(), score, pv }
 }
 
 /// The best line from node `id` (not including a move into `id`).
@@ -966,16 +837,10 @@ fn principal_variation(tree: &Tree, id: u32) -> Vec<Move> {
     let mut pv = Vec::new();
     let mut node = id;
     while tree.node(node).state == NodeState::Expanded && pv.len() < 256 {
-        let Some(best) = tree
-            .edges(node)
-            .iter()
-            .max_by(|a, b| rank(tree, a).cmp(&rank(tree, b)))
-        else {
+        let Some(best) = tree.edges(node).iter().max_by(|a, b| rank(tree, a).cmp(&rank(tree, b))) else {
             break;
         };
-        if best.child == NO_NODE
-            || (tree.node(best.child).visits == 0 && !tree.node(best.child).proof.is_proven())
-        {
+        if best.child == NO_NODE || (tree.node(best.child).visits == 0 && !tree.node(best.child).proof.is_proven()) {
             break;
         }
         pv.push(Move::from(best.mv));
@@ -995,11 +860,7 @@ fn update_proof(tree: &mut Tree, id: u32) -> bool {
     let mut longest_loss: u16 = 0;
     let mut best_draw: Option<u16> = None;
     for e in tree.edges(id) {
-        let proof = if e.child == NO_NODE {
-            Proof::Unknown
-        } else {
-            tree.node(e.child).proof.for_parent()
-        };
+        let proof = if e.child == NO_NODE { Proof::Unknown } else { tree.node(e.child).proof.for_parent() };
         match proof {
             Proof::Win(n) => best_win = Some(best_win.map_or(n, |b| b.min(n))),
             Proof::Loss(n) => longest_loss = longest_loss.max(n),

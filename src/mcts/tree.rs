@@ -147,11 +147,7 @@ impl Tree {
     /// A tree holding a new root, that will use at most `budget_bytes`
     /// for its arenas (at least room for the root's moves).
     pub fn new(budget_bytes: usize) -> Tree {
-        let mut tree = Tree {
-            nodes: Vec::new(),
-            edges: Vec::new(),
-            budget_bytes: budget_bytes.max(64 * 1024),
-        };
+        let mut tree = Tree { nodes: Vec::new(), edges: Vec::new(), budget_bytes: budget_bytes.max(64 * 1024) };
         tree.nodes.push(Node::new());
         tree
     }
@@ -176,8 +172,7 @@ impl Tree {
 
     /// Bytes the arenas have reserved.
     pub fn bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>()
-            + self.edges.capacity() * std::mem::size_of::<Edge>()
+        self.nodes.capacity() * std::mem::size_of::<Node>() + self.edges.capacity() * std::mem::size_of::<Edge>()
     }
 
     pub fn budget_bytes(&self) -> usize {
@@ -186,8 +181,7 @@ impl Tree {
 
     /// Share of the budget in use, in permille (USI `hashfull`).
     pub fn permille_full(&self) -> u32 {
-        let used = self.nodes.len() * std::mem::size_of::<Node>()
-            + self.edges.len() * std::mem::size_of::<Edge>();
+        let used = self.nodes.len() * std::mem::size_of::<Node>() + self.edges.len() * std::mem::size_of::<Edge>();
         (used as u64 * 1000 / self.budget_bytes as u64).min(1000) as u32
     }
 
@@ -222,9 +216,7 @@ impl Tree {
     pub fn add_edges(&mut self, id: u32, edges: impl ExactSizeIterator<Item = Edge>) -> bool {
         let n = edges.len();
         let node_bytes = self.nodes.capacity() * std::mem::size_of::<Node>();
-        if n > u16::MAX as usize
-            || !Tree::reserve(&mut self.edges, n, node_bytes, self.budget_bytes)
-        {
+        if n > u16::MAX as usize || !Tree::reserve(&mut self.edges, n, node_bytes, self.budget_bytes) {
             return false;
         }
         let first = self.edges.len() as u32;
@@ -238,11 +230,7 @@ impl Tree {
     /// A new tree holding the subtree under `new_root` (node ids renumbered),
     /// with the same budget.
     pub fn subtree(&self, new_root: u32) -> Tree {
-        let mut out = Tree {
-            nodes: Vec::new(),
-            edges: Vec::new(),
-            budget_bytes: self.budget_bytes,
-        };
+        let mut out = Tree { nodes: Vec::new(), edges: Vec::new(), budget_bytes: self.budget_bytes };
         out.nodes.push(self.node(new_root).clone());
         // Breadth-first copy: (old id, new id).
         let mut queue = std::collections::VecDeque::from([(new_root, 0u32)]);

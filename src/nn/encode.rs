@@ -186,11 +186,7 @@ impl Layout {
         if tr < 0 || tc < 0 || tr >= self.height as i32 || tc >= self.width as i32 {
             return None;
         }
-        Some(Move::Normal {
-            from: self.unview(r, c, us),
-            to: self.unview(tr as usize, tc as usize, us),
-            promote,
-        })
+        Some(Move::Normal { from: self.unview(r, c, us), to: self.unview(tr as usize, tc as usize, us), promote })
     }
 }
 

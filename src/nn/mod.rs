@@ -1,6 +1,13 @@
-//! The policy/value network: input encoding and policy layout (no burn),
-//! the burn model, weight files and the evaluator the search uses.
+//! The policy/value network: input encoding and policy layout, the burn
+//! model, weight files and the evaluator the search uses. This is the only
+//! layer that imports burn.
 
 pub mod encode;
+pub mod evaluator;
+pub mod model;
+pub mod weights;
 
 pub use encode::Layout;
+pub use evaluator::{DeviceChoice, NetEvaluator, NetworkLoader, Timings, device, shipped, softmax};
+pub use model::{Net, NetConfig};
+pub use weights::{LoadedNet, WeightsError};

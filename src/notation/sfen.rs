@@ -4,9 +4,7 @@
 //! for runs of empty squares, `+` before a promoted piece; upper case is
 //! sente. Hands `-` or count-letter pairs in any order (`2Pn`).
 
-use crate::rules::{
-    Color, Hand, MAX_HAND_COUNT, Piece, PieceKind, Position, PositionError, Setup, Square, Variant,
-};
+use crate::rules::{Color, Hand, MAX_HAND_COUNT, Piece, PieceKind, Position, PositionError, Setup, Square, Variant};
 use std::fmt::Write;
 
 /// What is wrong with an SFEN string.
@@ -17,30 +15,13 @@ pub enum SfenError {
     #[error("SFEN has {0} fields; expected 3 or 4: board, side, hand, [move number]")]
     FieldCount(usize),
     #[error("board has {found} ranks; {variant} has {expected}")]
-    RankCount {
-        found: usize,
-        expected: u8,
-        variant: Variant,
-    },
+    RankCount { found: usize, expected: u8, variant: Variant },
     #[error("rank {rank} has {found} squares; {variant} has {expected} files")]
-    RankLength {
-        rank: char,
-        found: usize,
-        expected: u8,
-        variant: Variant,
-    },
+    RankLength { rank: char, found: usize, expected: u8, variant: Variant },
     #[error("unknown piece letter '{letter}' in rank {rank} for {variant}")]
-    BadPieceLetter {
-        letter: char,
-        rank: char,
-        variant: Variant,
-    },
+    BadPieceLetter { letter: char, rank: char, variant: Variant },
     #[error("'+{letter}' in rank {rank}: that piece has no promoted form in {variant}")]
-    CannotPromote {
-        letter: char,
-        rank: char,
-        variant: Variant,
-    },
+    CannotPromote { letter: char, rank: char, variant: Variant },
     #[error("'+' not followed by a piece letter in rank {rank}")]
     DanglingPlus { rank: char },
     #[error("bad character '{ch}' in rank {rank}")]
@@ -63,11 +44,7 @@ pub fn parse_position(variant: Variant, text: &str) -> Result<Position, SfenErro
 /// Parses an SFEN (or `startpos`) of `variant` without checking the rules.
 pub fn parse_setup(variant: Variant, text: &str) -> Result<Setup, SfenError> {
     let text = text.trim();
-    let text = if text == "startpos" {
-        variant.spec().start_sfen
-    } else {
-        text
-    };
+    let text = if text == "startpos" { variant.spec().start_sfen } else { text };
     let fields: Vec<&str> = text.split_whitespace().collect();
     if fields.is_empty() {
         return Err(SfenError::Empty);
@@ -84,11 +61,8 @@ pub fn parse_setup(variant: Variant, text: &str) -> Result<Setup, SfenError> {
     };
     setup.hands = parse_hands(variant, fields[2])?;
     if let Some(&n) = fields.get(3) {
-        setup.move_number = n
-            .parse()
-            .ok()
-            .filter(|&n| n >= 1)
-            .ok_or_else(|| SfenError::BadMoveNumber(n.to_string()))?;
+        setup.move_number =
+            n.parse().ok().filter(|&n| n >= 1).ok_or_else(|| SfenError::BadMoveNumber(n.to_string()))?;
     }
     Ok(setup)
 }
@@ -96,9 +70,7 @@ pub fn parse_setup(variant: Variant, text: &str) -> Result<Setup, SfenError> {
 /// The kind of `letter` (upper case) in `variant`, promoted or not.
 fn find_kind(variant: Variant, letter: u8, promoted: bool) -> Option<PieceKind> {
     let pieces = variant.spec().pieces;
-    let i = pieces
-        .iter()
-        .position(|p| p.letter == letter && p.promoted == promoted)?;
+    let i = pieces.iter().position(|p| p.letter == letter && p.promoted == promoted)?;
     Some(PieceKind(i as u8))
 }
 
@@ -106,23 +78,14 @@ fn parse_board(variant: Variant, board: &str, setup: &mut Setup) -> Result<(), S
     let g = variant.geometry();
     let ranks: Vec<&str> = board.split('/').collect();
     if ranks.len() != g.ranks as usize {
-        return Err(SfenError::RankCount {
-            found: ranks.len(),
-            expected: g.ranks,
-            variant,
-        });
+        return Err(SfenError::RankCount { found: ranks.len(), expected: g.ranks, variant });
     }
     for (r, text) in ranks.iter().enumerate() {
         let rank = (b'a' + r as u8) as char;
         let mut file = g.files as usize; // next file to fill, counting down
         let mut placed = 0usize;
         let mut chars = text.chars().peekable();
-        let too_long = |found| SfenError::RankLength {
-            rank,
-            found,
-            expected: g.files,
-            variant,
-        };
+        let too_long = |found| SfenError::RankLength { rank, found, expected: g.files, variant };
         while let Some(ch) = chars.next() {
             if let Some(d) = ch.to_digit(10) {
                 // Multi-digit runs are accepted (never needed on 9 files).
@@ -155,40 +118,23 @@ fn parse_board(variant: Variant, board: &str, setup: &mut Setup) -> Result<(), S
             let kind = match find_kind(variant, upper, promoted) {
                 Some(k) => k,
                 None if promoted && find_kind(variant, upper, false).is_some() => {
-                    return Err(SfenError::CannotPromote {
-                        letter,
-                        rank,
-                        variant,
-                    });
+                    return Err(SfenError::CannotPromote { letter, rank, variant });
                 }
                 None => {
-                    return Err(SfenError::BadPieceLetter {
-                        letter,
-                        rank,
-                        variant,
-                    });
+                    return Err(SfenError::BadPieceLetter { letter, rank, variant });
                 }
             };
             placed += 1;
             if placed > g.files as usize {
                 return Err(too_long(placed));
             }
-            let color = if letter.is_ascii_uppercase() {
-                Color::Sente
-            } else {
-                Color::Gote
-            };
+            let color = if letter.is_ascii_uppercase() { Color::Sente } else { Color::Gote };
             let sq = Square::new(file as u8, r as u8).expect("file and rank on the board");
             setup.board[sq.index()] = Some(Piece { color, kind });
             file -= 1;
         }
         if placed != g.files as usize {
-            return Err(SfenError::RankLength {
-                rank,
-                found: placed,
-                expected: g.files,
-                variant,
-            });
+            return Err(SfenError::RankLength { rank, found: placed, expected: g.files, variant });
         }
     }
     Ok(())
@@ -199,10 +145,7 @@ fn parse_hands(variant: Variant, text: &str) -> Result<[Hand; 2], SfenError> {
     if text == "-" {
         return Ok(hands);
     }
-    let bad = |reason: String| SfenError::BadHand {
-        hand: text.to_string(),
-        reason,
-    };
+    let bad = |reason: String| SfenError::BadHand { hand: text.to_string(), reason };
     let spec = variant.spec();
     let mut count: Option<u32> = None;
     for ch in text.chars() {
@@ -230,11 +173,7 @@ fn parse_hands(variant: Variant, text: &str) -> Result<[Hand; 2], SfenError> {
             }
             None => return Err(bad(format!("unknown piece letter '{ch}' for {variant}"))),
         };
-        let color = if ch.is_ascii_uppercase() {
-            Color::Sente
-        } else {
-            Color::Gote
-        };
+        let color = if ch.is_ascii_uppercase() { Color::Sente } else { Color::Gote };
         let hand = &mut hands[color.index()];
         let total = hand.count(kind.0) as u32 + n;
         if total > MAX_HAND_COUNT as u32 {
@@ -312,9 +251,5 @@ fn letter(upper: u8, color: Color) -> char {
 pub fn piece_str(variant: Variant, piece: Piece) -> String {
     let spec = &variant.spec().pieces[piece.kind.index()];
     let l = letter(spec.letter, piece.color);
-    if spec.promoted {
-        format!("+{l}")
-    } else {
-        l.to_string()
-    }
+    if spec.promoted { format!("+{l}") } else { l.to_string() }
 }

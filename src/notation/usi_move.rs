@@ -12,7 +12,10 @@ pub enum UsiMove {
         promote: bool,
     },
     /// `letter` is the upper-case base letter of the dropped piece.
-    Drop { letter: char, to: Square },
+    Drop {
+        letter: char,
+        to: Square,
+    },
 }
 
 /// Why a string is not a USI move.
@@ -21,12 +24,7 @@ pub enum UsiMoveError {
     #[error("'{0}' is not a USI move (expected e.g. 7g7f, 7g7f+ or P*5e)")]
     Syntax(String),
     #[error("'{text}': square {square} is off the {files}x{ranks} board")]
-    OffBoard {
-        text: String,
-        square: String,
-        files: u8,
-        ranks: u8,
-    },
+    OffBoard { text: String, square: String, files: u8, ranks: u8 },
 }
 
 /// Why a well-formed move cannot be played in the position.
@@ -46,38 +44,26 @@ impl UsiMove {
             if !f.is_ascii_digit() || !r.is_ascii_lowercase() {
                 return Err(syntax());
             }
-            g.square((f - b'0') as i32, (r - b'a') as i32)
-                .ok_or_else(|| UsiMoveError::OffBoard {
-                    text: text.to_string(),
-                    square: format!("{}{}", f as char, r as char),
-                    files: g.files,
-                    ranks: g.ranks,
-                })
+            g.square((f - b'0') as i32, (r - b'a') as i32).ok_or_else(|| UsiMoveError::OffBoard {
+                text: text.to_string(),
+                square: format!("{}{}", f as char, r as char),
+                files: g.files,
+                ranks: g.ranks,
+            })
         };
         match b {
-            [p, b'*', f, r] if p.is_ascii_uppercase() => Ok(UsiMove::Drop {
-                letter: *p as char,
-                to: square(*f, *r)?,
-            }),
-            [f1, r1, f2, r2, rest @ ..] if rest.is_empty() || rest == b"+" => Ok(UsiMove::Normal {
-                from: square(*f1, *r1)?,
-                to: square(*f2, *r2)?,
-                promote: !rest.is_empty(),
-            }),
+            [p, b'*', f, r] if p.is_ascii_uppercase() => Ok(UsiMove::Drop { letter: *p as char, to: square(*f, *r)? }),
+            [f1, r1, f2, r2, rest @ ..] if rest.is_empty() || rest == b"+" => {
+                Ok(UsiMove::Normal { from: square(*f1, *r1)?, to: square(*f2, *r2)?, promote: !rest.is_empty() })
+            }
             _ => Err(syntax()),
         }
     }
 
     /// The legal move this text names in `pos`, or why there is none.
     pub fn to_move(self, pos: &Position) -> Result<Move, IllegalMove> {
-        let mv = self
-            .to_move_unchecked(pos)
-            .map_err(|reason| self.illegal(reason))?;
-        if pos.is_legal(mv) {
-            Ok(mv)
-        } else {
-            Err(self.illegal(diagnose(pos, mv)))
-        }
+        let mv = self.to_move_unchecked(pos).map_err(|reason| self.illegal(reason))?;
+        if pos.is_legal(mv) { Ok(mv) } else { Err(self.illegal(diagnose(pos, mv))) }
     }
 
     /// The legal move this text names in the game's current position,
@@ -91,10 +77,7 @@ impl UsiMove {
     }
 
     fn illegal(self, reason: String) -> IllegalMove {
-        IllegalMove {
-            text: self.to_string(),
-            reason,
-        }
+        IllegalMove { text: self.to_string(), reason }
     }
 
     fn to_move_unchecked(self, pos: &Position) -> Result<Move, String> {
@@ -104,14 +87,8 @@ impl UsiMove {
                 let spec = pos.variant().spec();
                 let hand_kinds = &spec.pieces[..spec.hand_kinds as usize];
                 match hand_kinds.iter().position(|p| p.letter == letter as u8) {
-                    Some(k) => Ok(Move::Drop {
-                        kind: PieceKind(k as u8),
-                        to,
-                    }),
-                    None => Err(format!(
-                        "'{letter}' is not a piece that can be dropped in {}",
-                        pos.variant()
-                    )),
+                    Some(k) => Ok(Move::Drop { kind: PieceKind(k as u8), to }),
+                    None => Err(format!("'{letter}' is not a piece that can be dropped in {}", pos.variant())),
                 }
             }
         }
@@ -147,10 +124,7 @@ pub enum ParseMoveError {
 pub fn format_move(variant: Variant, mv: Move) -> String {
     let usi = match mv {
         Move::Normal { from, to, promote } => UsiMove::Normal { from, to, promote },
-        Move::Drop { kind, to } => UsiMove::Drop {
-            letter: variant.spec().pieces[kind.index()].letter as char,
-            to,
-        },
+        Move::Drop { kind, to } => UsiMove::Drop { letter: variant.spec().pieces[kind.index()].letter as char, to },
     };
     usi.to_string()
 }
@@ -179,10 +153,7 @@ fn diagnose(pos: &Position, mv: Move) -> String {
             if pos.piece_at(to).is_some_and(|p| p.color == us) {
                 return format!("{to} is occupied by a piece of {us}");
             }
-            if !t
-                .attacks(piece.kind.0, us, from, pos.occupied())
-                .contains(to)
-            {
+            if !t.attacks(piece.kind.0, us, from, pos.occupied()).contains(to) {
                 return format!("a {name} on {from} cannot move to {to}");
             }
             let eligible = t.zone[us.index()].contains(from) || t.zone[us.index()].contains(to);
@@ -214,12 +185,8 @@ fn diagnose(pos: &Position, mv: Move) -> String {
                 if spec.pawn_drops.two_pawns && own_pawn_on_file.any() {
                     return format!("{us} already has an unpromoted pawn on file {}", to.file());
                 }
-                let gives_check =
-                    t.leaps[kind.index()][us.index()][to.index()].contains(pos.king(!us));
-                let blocks = pos
-                    .checkers()
-                    .first()
-                    .is_none_or(|c| pos.interpositions(pos.king(us), c).contains(to));
+                let gives_check = t.leaps[kind.index()][us.index()][to.index()].contains(pos.king(!us));
+                let blocks = pos.checkers().first().is_none_or(|c| pos.interpositions(pos.king(us), c).contains(to));
                 if spec.pawn_drops.no_drop_mate && gives_check && blocks {
                     return "a pawn drop may not give checkmate".into();
                 }

@@ -68,21 +68,13 @@ impl Bitboard {
     /// The lowest-index square, if any.
     #[inline]
     pub const fn first(self) -> Option<Square> {
-        if self.0 == 0 {
-            None
-        } else {
-            Square::from_index(self.0.trailing_zeros() as usize)
-        }
+        if self.0 == 0 { None } else { Square::from_index(self.0.trailing_zeros() as usize) }
     }
 
     /// The highest-index square, if any.
     #[inline]
     pub const fn last(self) -> Option<Square> {
-        if self.0 == 0 {
-            None
-        } else {
-            Square::from_index(127 - self.0.leading_zeros() as usize)
-        }
+        if self.0 == 0 { None } else { Square::from_index(127 - self.0.leading_zeros() as usize) }
     }
 }
 

@@ -41,26 +41,14 @@ pub struct Game {
 
 impl Game {
     pub fn new(start: Position) -> Game {
-        let entry = HistoryEntry {
-            hash: start.hash(),
-            in_check: start.in_check(),
-            occurrence: 1,
-            prev: 0,
-        };
-        Game {
-            positions: vec![start],
-            moves: Vec::new(),
-            history: vec![entry],
-            repeated: Vec::new(),
-        }
+        let entry = HistoryEntry { hash: start.hash(), in_check: start.in_check(), occurrence: 1, prev: 0 };
+        Game { positions: vec![start], moves: Vec::new(), history: vec![entry], repeated: Vec::new() }
     }
 
     /// The current position.
     #[inline]
     pub fn position(&self) -> &Position {
-        self.positions
-            .last()
-            .expect("a game has at least its start position")
+        self.positions.last().expect("a game has at least its start position")
     }
 
     /// The first position this game holds: the start position, or the
@@ -102,11 +90,7 @@ impl Game {
         let n = self.history.len();
         let hash = next.hash();
         // Same side to move: every second entry back.
-        let prev = (0..n)
-            .rev()
-            .skip(1)
-            .step_by(2)
-            .find(|&i| self.history[i].hash == hash);
+        let prev = (0..n).rev().skip(1).step_by(2).find(|&i| self.history[i].hash == hash);
         let (occurrence, prev) = match prev {
             Some(i) => (self.history[i].occurrence.saturating_add(1), i as u32),
             None => (1, 0),
@@ -114,12 +98,7 @@ impl Game {
         if occurrence >= 2 {
             self.repeated.push(n as u32);
         }
-        self.history.push(HistoryEntry {
-            hash,
-            in_check: next.in_check(),
-            occurrence,
-            prev,
-        });
+        self.history.push(HistoryEntry { hash, in_check: next.in_check(), occurrence, prev });
         self.positions.push(next);
         self.moves.push(mv);
     }
@@ -173,9 +152,7 @@ impl Game {
         pos.tables().spec.repetition == Repetition::ThirdIsIllegal && {
             let h = pos.hash_after(mv);
             let parity = (self.history.len() - 1) % 2;
-            self.repeated
-                .iter()
-                .any(|&i| i as usize % 2 != parity && self.history[i as usize].hash == h)
+            self.repeated.iter().any(|&i| i as usize % 2 != parity && self.history[i as usize].hash == h)
         }
     }
 
@@ -201,11 +178,7 @@ impl Game {
     /// The loss of the side to move when it has no legal move.
     pub fn no_move_outcome(&self) -> Outcome {
         let pos = self.position();
-        let reason = if pos.in_check() {
-            EndReason::Checkmate
-        } else {
-            EndReason::Stalemate
-        };
+        let reason = if pos.in_check() { EndReason::Checkmate } else { EndReason::Stalemate };
         Outcome::win(!pos.side_to_move(), reason)
     }
 
@@ -226,20 +199,15 @@ impl Game {
         }
         let checks: Vec<bool> = self.history[first..].iter().map(|e| e.in_check).collect();
         let side_now = self.position().side_to_move();
-        let first_side = if (last - first) % 2 == 0 {
-            side_now
-        } else {
-            !side_now
-        };
+        let first_side = if (last - first) % 2 == 0 { side_now } else { !side_now };
         let [sente, gote] = perpetual_checkers(first_side, &checks);
         use EndReason::{PerpetualCheck, Repetition as Rep};
         let outcome = match (sente, gote) {
             (true, false) => Outcome::win(Color::Gote, PerpetualCheck),
             (false, true) => Outcome::win(Color::Sente, PerpetualCheck),
-            (true, true) if rule == Repetition::ThirdSideToMoveLoses => Outcome {
-                winner: None,
-                reason: PerpetualCheck,
-            },
+            (true, true) if rule == Repetition::ThirdSideToMoveLoses => {
+                Outcome { winner: None, reason: PerpetualCheck }
+            }
             _ => match rule {
                 Repetition::FourfoldFirstPlayerLoses => Outcome::win(Color::Gote, Rep),
                 _ => Outcome::win(!self.position().side_to_move(), Rep),

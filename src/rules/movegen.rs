@@ -32,11 +32,7 @@ impl Position {
         let without_king = occ.without(ksq);
         for to in t.leaps[t.king as usize][us.index()][ksq.index()] & !ours {
             if !self.is_attacked(to, them, without_king) {
-                out.push(Move::Normal {
-                    from: ksq,
-                    to,
-                    promote: false,
-                });
+                out.push(Move::Normal { from: ksq, to, promote: false });
             }
         }
         let checkers = self.checkers();
@@ -85,16 +81,8 @@ impl Position {
         let their_king = self.king(!us);
         let (kind, to, occ) = match mv {
             Move::Normal { from, to, promote } => {
-                let k = self
-                    .piece_at(from)
-                    .expect("legal move starts on a piece")
-                    .kind
-                    .0;
-                let kind = if promote {
-                    t.promotes_to[k as usize]
-                } else {
-                    k
-                };
+                let k = self.piece_at(from).expect("legal move starts on a piece").kind.0;
+                let kind = if promote { t.promotes_to[k as usize] } else { k };
                 (kind, to, self.occupied().without(from).with(to))
             }
             Move::Drop { kind, to } => (kind.0, to, self.occupied().with(to)),
@@ -127,9 +115,7 @@ impl Position {
     /// like the alfil, cannot be blocked).
     pub(crate) fn interpositions(&self, ksq: Square, checker: Square) -> Bitboard {
         let t = self.tables();
-        let piece = self
-            .piece_at(checker)
-            .expect("checker stands on its square");
+        let piece = self.piece_at(checker).expect("checker stands on its square");
         if t.leaps[piece.kind.index()][piece.color.index()][checker.index()].contains(ksq) {
             Bitboard::EMPTY
         } else {
@@ -146,11 +132,7 @@ impl Position {
         let occ = self.occupied();
         let [rooks, bishops] = self.sliders(them);
         let snipers = (rooks & t.rook_empty(ksq)) | (bishops & t.bishop_empty(ksq));
-        let mut pins = Pins {
-            pinned: Bitboard::EMPTY,
-            list: [(ksq, Bitboard::EMPTY); 8],
-            len: 0,
-        };
+        let mut pins = Pins { pinned: Bitboard::EMPTY, list: [(ksq, Bitboard::EMPTY); 8], len: 0 };
         for sniper in snipers {
             let blockers = between(ksq, sniper) & occ;
             if !blockers.more_than_one() && (blockers & self.pieces_of(us)).any() {
@@ -174,42 +156,18 @@ impl Position {
         let t = self.tables();
         let us = self.side_to_move().index();
         if t.promotes_to[kind as usize] == NONE {
-            out.extend(targets.map(|to| Move::Normal {
-                from,
-                to,
-                promote: false,
-            }));
+            out.extend(targets.map(|to| Move::Normal { from, to, promote: false }));
             return;
         }
         let zone = t.zone[us];
-        let eligible = if zone.contains(from) {
-            targets
-        } else {
-            targets & zone
-        };
+        let eligible = if zone.contains(from) { targets } else { targets & zone };
         let forced = eligible & t.must_promote[kind as usize][us];
-        out.extend((targets & !eligible).map(|to| Move::Normal {
-            from,
-            to,
-            promote: false,
-        }));
+        out.extend((targets & !eligible).map(|to| Move::Normal { from, to, promote: false }));
         for to in eligible & !forced {
-            out.push(Move::Normal {
-                from,
-                to,
-                promote: false,
-            });
-            out.push(Move::Normal {
-                from,
-                to,
-                promote: true,
-            });
+            out.push(Move::Normal { from, to, promote: false });
+            out.push(Move::Normal { from, to, promote: true });
         }
-        out.extend(forced.map(|to| Move::Normal {
-            from,
-            to,
-            promote: true,
-        }));
+        out.extend(forced.map(|to| Move::Normal { from, to, promote: true }));
     }
 
     /// Pushes drops onto `allowed` (empty squares, or interposition squares
@@ -225,10 +183,7 @@ impl Position {
             }
             let mut squares = allowed & t.drop_to[k as usize][us.index()];
             if k != t.pawn {
-                out.extend(squares.map(|to| Move::Drop {
-                    kind: PieceKind(k),
-                    to,
-                }));
+                out.extend(squares.map(|to| Move::Drop { kind: PieceKind(k), to }));
                 continue;
             }
             if rules.two_pawns {
@@ -238,10 +193,7 @@ impl Position {
             }
             let their_king = self.king(!us);
             for to in squares {
-                let drop = Move::Drop {
-                    kind: PieceKind(k),
-                    to,
-                };
+                let drop = Move::Drop { kind: PieceKind(k), to };
                 let gives_check = t.leaps[k as usize][us.index()][to.index()].contains(their_king);
                 if rules.no_drop_mate && gives_check && self.is_drop_mate(drop) {
                     continue;
@@ -269,9 +221,6 @@ pub(crate) struct Pins {
 
 impl Pins {
     fn allowed(&self, sq: Square) -> Bitboard {
-        self.list[..self.len]
-            .iter()
-            .find(|(s, _)| *s == sq)
-            .map_or(Bitboard::EMPTY, |&(_, allowed)| allowed)
+        self.list[..self.len].iter().find(|(s, _)| *s == sq).map_or(Bitboard::EMPTY, |&(_, allowed)| allowed)
     }
 }

@@ -10,11 +10,7 @@ use std::num::NonZeroU16;
 pub enum Move {
     /// A piece moves on the board, capturing whatever stands on `to`;
     /// `promote` says whether it promotes on arrival.
-    Normal {
-        from: Square,
-        to: Square,
-        promote: bool,
-    },
+    Normal { from: Square, to: Square, promote: bool },
     /// A piece of `kind` (a hand kind) is dropped from hand onto `to`.
     Drop { kind: PieceKind, to: Square },
 }
@@ -77,10 +73,7 @@ impl CompactMove {
             let from = Square::from_index(origin)?;
             Some(Move::Normal { from, to, promote })
         } else if !promote {
-            Some(Move::Drop {
-                kind: PieceKind((origin - 81) as u8),
-                to,
-            })
+            Some(Move::Drop { kind: PieceKind((origin - 81) as u8), to })
         } else {
             None
         }
@@ -101,8 +94,7 @@ impl From<Move> for CompactMove {
 
 impl From<CompactMove> for Move {
     fn from(m: CompactMove) -> Move {
-        m.unpack()
-            .expect("CompactMove holds a valid move by construction")
+        m.unpack().expect("CompactMove holds a valid move by construction")
     }
 }
 

@@ -43,10 +43,7 @@ pub struct Outcome {
 
 impl Outcome {
     pub const fn win(winner: Color, reason: EndReason) -> Outcome {
-        Outcome {
-            winner: Some(winner),
-            reason,
-        }
+        Outcome { winner: Some(winner), reason }
     }
 }
 

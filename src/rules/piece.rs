@@ -55,16 +55,7 @@ impl Atom {
         match self {
             Atom::W => &[(0, 1), (0, -1), (1, 0), (-1, 0)],
             Atom::F => &[(1, 1), (1, -1), (-1, 1), (-1, -1)],
-            Atom::N => &[
-                (1, 2),
-                (-1, 2),
-                (1, -2),
-                (-1, -2),
-                (2, 1),
-                (-2, 1),
-                (2, -1),
-                (-2, -1),
-            ],
+            Atom::N => &[(1, 2), (-1, 2), (1, -2), (-1, -2), (2, 1), (-2, 1), (2, -1), (-2, -1)],
             Atom::A => &[(2, 2), (2, -2), (-2, 2), (-2, -2)],
             Atom::D => &[(0, 2), (0, -2), (2, 0), (-2, 0)],
             Atom::FW => &[(0, 1)],
@@ -87,32 +78,16 @@ pub struct Movement {
 
 impl Movement {
     pub const fn leaper(leaps: &'static [Atom]) -> Movement {
-        Movement {
-            leaps,
-            rook: false,
-            bishop: false,
-        }
+        Movement { leaps, rook: false, bishop: false }
     }
     pub const fn rook(leaps: &'static [Atom]) -> Movement {
-        Movement {
-            leaps,
-            rook: true,
-            bishop: false,
-        }
+        Movement { leaps, rook: true, bishop: false }
     }
     pub const fn bishop(leaps: &'static [Atom]) -> Movement {
-        Movement {
-            leaps,
-            rook: false,
-            bishop: true,
-        }
+        Movement { leaps, rook: false, bishop: true }
     }
     pub const fn queen(leaps: &'static [Atom]) -> Movement {
-        Movement {
-            leaps,
-            rook: true,
-            bishop: true,
-        }
+        Movement { leaps, rook: true, bishop: true }
     }
 }
 
@@ -134,30 +109,11 @@ pub struct PieceSpec {
 }
 
 impl PieceSpec {
-    pub const fn base(
-        name: &'static str,
-        letter: u8,
-        movement: Movement,
-        promotes_to: Option<u8>,
-    ) -> Self {
-        PieceSpec {
-            name,
-            letter,
-            promoted: false,
-            movement,
-            partner: promotes_to,
-            royal: false,
-        }
+    pub const fn base(name: &'static str, letter: u8, movement: Movement, promotes_to: Option<u8>) -> Self {
+        PieceSpec { name, letter, promoted: false, movement, partner: promotes_to, royal: false }
     }
     pub const fn promoted(name: &'static str, letter: u8, movement: Movement, base: u8) -> Self {
-        PieceSpec {
-            name,
-            letter,
-            promoted: true,
-            movement,
-            partner: Some(base),
-            royal: false,
-        }
+        PieceSpec { name, letter, promoted: true, movement, partner: Some(base), royal: false }
     }
     pub const fn king(letter: u8, leaps: &'static [Atom]) -> Self {
         PieceSpec {

@@ -87,13 +87,8 @@ impl Position {
                 king_count[piece.color.index()] += 1;
                 pos.kings[piece.color.index()] = sq;
             }
-            if !t.drop_to[kind as usize][piece.color.index()].contains(sq)
-                && !t.spec.pieces[kind as usize].promoted
-            {
-                return Err(PositionError::DeadPiece {
-                    square: sq,
-                    kind: t.spec.pieces[kind as usize].name,
-                });
+            if !t.drop_to[kind as usize][piece.color.index()].contains(sq) && !t.spec.pieces[kind as usize].promoted {
+                return Err(PositionError::DeadPiece { square: sq, kind: t.spec.pieces[kind as usize].name });
             }
             pos.put(sq, piece);
         }
@@ -106,10 +101,8 @@ impl Position {
             for k in 0..t.hand_kinds as u8 {
                 // Board pieces of this kind (promoted or not) plus both hands
                 // bound what one hand can ever hold.
-                let on_board = (0..t.num_kinds)
-                    .filter(|&j| t.in_hand_as[j] == k)
-                    .map(|j| pos.by_kind[j].count())
-                    .sum::<u32>();
+                let on_board =
+                    (0..t.num_kinds).filter(|&j| t.in_hand_as[j] == k).map(|j| pos.by_kind[j].count()).sum::<u32>();
                 let total = on_board + (pos.hands[0].count(k) + pos.hands[1].count(k)) as u32;
                 if total > MAX_HAND_COUNT as u32 {
                     let kind = t.spec.pieces[k as usize].name;
@@ -131,10 +124,7 @@ impl Position {
             pos.hash ^= KEYS.gote_to_move;
         }
         let them = !pos.side;
-        if pos
-            .attackers(pos.king(them), pos.side, pos.occupied())
-            .any()
-        {
+        if pos.attackers(pos.king(them), pos.side, pos.occupied()).any() {
             return Err(PositionError::OpponentInCheck(them));
         }
         pos.checkers = pos.attackers(pos.king(pos.side), them, pos.occupied());
@@ -278,9 +268,7 @@ impl Position {
         if !t.spec.campmate {
             return None;
         }
-        [!self.side, self.side]
-            .into_iter()
-            .find(|&c| t.far_rank[c.index()].contains(self.king(c)))
+        [!self.side, self.side].into_iter().find(|&c| t.far_rank[c.index()].contains(self.king(c)))
     }
 
     /// The position after `mv`, which must be legal here.
@@ -305,11 +293,7 @@ impl Position {
                     self.add_to_hand(us, k, 1);
                 }
                 self.remove(from, piece);
-                let kind = if promote {
-                    PieceKind(t.promotes_to[piece.kind.index()])
-                } else {
-                    piece.kind
-                };
+                let kind = if promote { PieceKind(t.promotes_to[piece.kind.index()]) } else { piece.kind };
                 self.put(to, Piece { color: us, kind });
                 if piece.kind.0 == t.king {
                     self.kings[us.index()] = to;
@@ -341,13 +325,8 @@ impl Position {
                     let n = self.hands[us].count(k as u8) as usize;
                     h ^= KEYS.hand[us][k][n] ^ KEYS.hand[us][k][n + 1];
                 }
-                let kind = if promote {
-                    t.promotes_to[piece.kind.index()] as usize
-                } else {
-                    piece.kind.index()
-                };
-                h ^= KEYS.piece[us][piece.kind.index()][from.index()]
-                    ^ KEYS.piece[us][kind][to.index()];
+                let kind = if promote { t.promotes_to[piece.kind.index()] as usize } else { piece.kind.index() };
+                h ^= KEYS.piece[us][piece.kind.index()][from.index()] ^ KEYS.piece[us][kind][to.index()];
             }
             Move::Drop { kind, to } => {
                 let n = self.hands[us].count(kind.0) as usize;
@@ -407,9 +386,7 @@ impl Position {
     fn add_to_hand(&mut self, color: Color, kind: u8, delta: i8) {
         let (c, k) = (color.index(), kind as usize);
         let n = self.hands[c].count(kind);
-        let m = n
-            .checked_add_signed(delta)
-            .expect("hand count stays in range");
+        let m = n.checked_add_signed(delta).expect("hand count stays in range");
         self.hash ^= KEYS.hand[c][k][n as usize] ^ KEYS.hand[c][k][m as usize];
         self.hands[c].set(kind, m);
     }

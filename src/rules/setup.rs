@@ -18,13 +18,7 @@ pub struct Setup {
 impl Setup {
     /// An empty board of `variant`, sente to move, move 1.
     pub fn empty(variant: Variant) -> Setup {
-        Setup {
-            variant,
-            board: [None; NUM_SQUARES],
-            hands: [Hand::default(); 2],
-            side: Color::Sente,
-            move_number: 1,
-        }
+        Setup { variant, board: [None; NUM_SQUARES], hands: [Hand::default(); 2], side: Color::Sente, move_number: 1 }
     }
 
     pub fn piece_at(&self, sq: Square) -> Option<Piece> {
@@ -46,10 +40,7 @@ pub enum PositionError {
     #[error("{color} has two unpromoted pawns on file {file}")]
     TwoPawns { color: Color, file: u8 },
     #[error("{kind} cannot be held in hand in {variant}")]
-    NotAHandPiece {
-        kind: &'static str,
-        variant: Variant,
-    },
+    NotAHandPiece { kind: &'static str, variant: Variant },
     #[error("{count} pieces of kind {kind} on board and in hands (at most {max})", max = MAX_HAND_COUNT)]
     TooManyPieces { kind: &'static str, count: u32 },
     #[error("the side not to move ({0}) is in check: its king could be captured")]

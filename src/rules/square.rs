@@ -20,21 +20,13 @@ impl Square {
     /// outside the 9x9 frame.
     #[inline]
     pub const fn new(file: u8, rank: u8) -> Option<Square> {
-        if file >= 1 && file <= 9 && rank <= 8 {
-            Some(Square((file - 1) * 9 + rank))
-        } else {
-            None
-        }
+        if file >= 1 && file <= 9 && rank <= 8 { Some(Square((file - 1) * 9 + rank)) } else { None }
     }
 
     /// The square with this frame index, or `None` if `index >= 81`.
     #[inline]
     pub const fn from_index(index: usize) -> Option<Square> {
-        if index < NUM_SQUARES {
-            Some(Square(index as u8))
-        } else {
-            None
-        }
+        if index < NUM_SQUARES { Some(Square(index as u8)) } else { None }
     }
 
     /// Frame index 0..81.
@@ -99,11 +91,7 @@ impl Geometry {
 
     /// The square at (file, rank) on this board, if it is on it.
     pub const fn square(self, file: i32, rank: i32) -> Option<Square> {
-        if self.contains(file, rank) {
-            Square::new(file as u8, rank as u8)
-        } else {
-            None
-        }
+        if self.contains(file, rank) { Square::new(file as u8, rank as u8) } else { None }
     }
 
     /// The rank index `depth` ranks deep into the opponent's side for
@@ -132,10 +120,7 @@ impl Geometry {
 
     /// The SFEN/diagram order: ranks from `a`, files from the highest down.
     pub fn squares_reading_order(self) -> impl Iterator<Item = Square> {
-        (0..self.ranks).flat_map(move |rank| {
-            (1..=self.files)
-                .rev()
-                .map(move |file| Square::new(file, rank).expect("on board"))
-        })
+        (0..self.ranks)
+            .flat_map(move |rank| (1..=self.files).rev().map(move |file| Square::new(file, rank).expect("on board")))
     }
 }

@@ -9,16 +9,7 @@ use super::{Bitboard, Color, Geometry, NUM_SQUARES, Square, Variant};
 /// The eight slide directions as (file, rank) deltas. The first four
 /// increase the square index (scan from the low end), the last four
 /// decrease it (scan from the high end).
-const DIRECTIONS: [(i32, i32); 8] = [
-    (0, 1),
-    (1, 0),
-    (1, 1),
-    (1, -1),
-    (0, -1),
-    (-1, 0),
-    (-1, -1),
-    (-1, 1),
-];
+const DIRECTIONS: [(i32, i32); 8] = [(0, 1), (1, 0), (1, 1), (1, -1), (0, -1), (-1, 0), (-1, -1), (-1, 1)];
 /// Index into [`DIRECTIONS`] of the orthogonal and diagonal directions.
 const ROOK_DIRS: [usize; 4] = [0, 1, 4, 5];
 const BISHOP_DIRS: [usize; 4] = [2, 3, 6, 7];

@@ -85,10 +85,7 @@ pub const MINISHOGI: VariantSpec = VariantSpec {
     ],
     hand_kinds: 5,
     pawn: 4,
-    pawn_drops: PawnDropRules {
-        two_pawns: true,
-        no_drop_mate: true,
-    },
+    pawn_drops: PawnDropRules { two_pawns: true, no_drop_mate: true },
     zone_depth: 1,
     promotion: PromotionRule::Optional,
     repetition: Repetition::FourfoldFirstPlayerLoses,
@@ -118,10 +115,7 @@ pub const MANSINDAM: VariantSpec = VariantSpec {
     ],
     hand_kinds: 8,
     pawn: 7,
-    pawn_drops: PawnDropRules {
-        two_pawns: true,
-        no_drop_mate: false,
-    },
+    pawn_drops: PawnDropRules { two_pawns: true, no_drop_mate: false },
     zone_depth: 3,
     promotion: PromotionRule::Mandatory,
     repetition: Repetition::ThirdIsIllegal,
@@ -157,10 +151,7 @@ pub const PANDEMONIUM: VariantSpec = VariantSpec {
     pieces: PANDEMONIUM_PIECES,
     hand_kinds: 9,
     pawn: 8,
-    pawn_drops: PawnDropRules {
-        two_pawns: false,
-        no_drop_mate: false,
-    },
+    pawn_drops: PawnDropRules { two_pawns: false, no_drop_mate: false },
     zone_depth: 3,
     promotion: PromotionRule::Optional,
     repetition: Repetition::ThirdSideToMoveLoses,
@@ -184,12 +175,8 @@ pub enum Variant {
 }
 
 impl Variant {
-    pub const ALL: [Variant; 4] = [
-        Variant::Minishogi,
-        Variant::Mansindam,
-        Variant::Pandemonium,
-        Variant::Pandemonium2022,
-    ];
+    pub const ALL: [Variant; 4] =
+        [Variant::Minishogi, Variant::Mansindam, Variant::Pandemonium, Variant::Pandemonium2022];
 
     pub const fn spec(self) -> &'static VariantSpec {
         match self {
@@ -217,9 +204,7 @@ impl std::fmt::Display for Variant {
 
 /// An unknown variant name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown variant '{0}' (expected one of: minishogi, mansindam, pandemonium, pandemonium2022)"
-)]
+#[error("unknown variant '{0}' (expected one of: minishogi, mansindam, pandemonium, pandemonium2022)")]
 pub struct UnknownVariant(pub String);
 
 impl std::str::FromStr for Variant {

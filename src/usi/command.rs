@@ -100,10 +100,7 @@ fn parse_setoption(rest: &[&str]) -> Result<Command, CommandError> {
 fn parse_position(rest: &[&str]) -> Result<Command, CommandError> {
     let moves_at = rest.iter().position(|&t| t == "moves");
     let (setup, moves) = match moves_at {
-        Some(i) => (
-            &rest[..i],
-            rest[i + 1..].iter().map(|s| s.to_string()).collect(),
-        ),
+        Some(i) => (&rest[..i], rest[i + 1..].iter().map(|s| s.to_string()).collect()),
         None => (rest, Vec::new()),
     };
     let sfen = match setup {
@@ -119,16 +116,11 @@ fn parse_go(rest: &[&str]) -> Result<Go, CommandError> {
     let mut it = rest.iter().copied().peekable();
     while let Some(key) = it.next() {
         let mut number = |key: &str| -> Result<u64, CommandError> {
-            let v = it
-                .next()
-                .ok_or_else(|| CommandError::GoNumber(key.to_string()))?;
+            let v = it.next().ok_or_else(|| CommandError::GoNumber(key.to_string()))?;
             // Some GUIs send negative times when a clock runs out: clamp.
             v.parse::<i64>()
                 .map(|n| n.max(0) as u64)
-                .map_err(|_| CommandError::GoBadNumber {
-                    key: key.to_string(),
-                    value: v.to_string(),
-                })
+                .map_err(|_| CommandError::GoBadNumber { key: key.to_string(), value: v.to_string() })
         };
         let ms = Duration::from_millis;
         match key {
@@ -165,42 +157,22 @@ mod tests {
         assert_eq!(parse("  "), Ok(Command::Nothing));
         assert_eq!(
             parse("setoption name USI_Variant value mansindam"),
-            Ok(Command::SetOption {
-                name: "USI_Variant".into(),
-                value: Some("mansindam".into())
-            })
+            Ok(Command::SetOption { name: "USI_Variant".into(), value: Some("mansindam".into()) })
         );
         assert_eq!(
             parse("setoption name Clear Hash"),
-            Ok(Command::SetOption {
-                name: "Clear Hash".into(),
-                value: None
-            })
+            Ok(Command::SetOption { name: "Clear Hash".into(), value: None })
         );
         assert_eq!(
             parse("position sfen 4k/5/5/5/K4 b P 1 moves P*3c"),
-            Ok(Command::Position {
-                sfen: Some("4k/5/5/5/K4 b P 1".into()),
-                moves: vec!["P*3c".into()]
-            })
+            Ok(Command::Position { sfen: Some("4k/5/5/5/K4 b P 1".into()), moves: vec!["P*3c".into()] })
         );
-        assert_eq!(
-            parse("position startpos"),
-            Ok(Command::Position {
-                sfen: None,
-                moves: vec![]
-            })
-        );
-        let Ok(Command::Go(go)) = parse("go btime 1000 wtime -5 byoyomi 100 ponder") else {
-            panic!()
-        };
+        assert_eq!(parse("position startpos"), Ok(Command::Position { sfen: None, moves: vec![] }));
+        let Ok(Command::Go(go)) = parse("go btime 1000 wtime -5 byoyomi 100 ponder") else { panic!() };
         assert_eq!(go.btime, Some(Duration::from_millis(1000)));
         assert_eq!(go.wtime, Some(Duration::ZERO));
         assert!(go.ponder);
-        assert!(matches!(
-            parse("go mate 1000"),
-            Ok(Command::Go(Go { mate: true, .. }))
-        ));
+        assert!(matches!(parse("go mate 1000"), Ok(Command::Go(Go { mate: true, .. }))));
     }
 
     #[test]
@@ -210,13 +182,7 @@ mod tests {
         assert_eq!(parse("position sfen"), Err(CommandError::Position));
         assert_eq!(parse("setoption value 3"), Err(CommandError::SetOption));
         assert!(matches!(parse("go btime"), Err(CommandError::GoNumber(_))));
-        assert!(matches!(
-            parse("go nodes x"),
-            Err(CommandError::GoBadNumber { .. })
-        ));
-        assert!(matches!(
-            parse("go sideways"),
-            Err(CommandError::GoUnknown(_))
-        ));
+        assert!(matches!(parse("go nodes x"), Err(CommandError::GoBadNumber { .. })));
+        assert!(matches!(parse("go sideways"), Err(CommandError::GoUnknown(_))));
     }
 }

@@ -7,15 +7,8 @@ use crate::rules::Variant;
 #[derive(Clone, Debug)]
 pub enum Kind {
     Check(bool),
-    Spin {
-        default: i64,
-        min: i64,
-        max: i64,
-    },
-    Combo {
-        default: &'static str,
-        vars: &'static [&'static str],
-    },
+    Spin { default: i64, min: i64, max: i64 },
+    Combo { default: &'static str, vars: &'static [&'static str] },
     Str(&'static str),
 }
 
@@ -29,76 +22,16 @@ pub const DEVICES: &[&str] = &["auto", "gpu", "cpu"];
 
 /// Every option, in the order `usi` lists them.
 pub const SPECS: &[Spec] = &[
-    Spec {
-        name: "USI_Variant",
-        kind: Kind::Combo {
-            default: "minishogi",
-            vars: VARIANTS,
-        },
-    },
-    Spec {
-        name: "USI_Hash",
-        kind: Kind::Spin {
-            default: 256,
-            min: 1,
-            max: 65536,
-        },
-    },
-    Spec {
-        name: "Threads",
-        kind: Kind::Spin {
-            default: 2,
-            min: 1,
-            max: 256,
-        },
-    },
-    Spec {
-        name: "MultiPV",
-        kind: Kind::Spin {
-            default: 1,
-            min: 1,
-            max: 500,
-        },
-    },
-    Spec {
-        name: "USI_Ponder",
-        kind: Kind::Check(false),
-    },
-    Spec {
-        name: "ModelFile",
-        kind: Kind::Str(""),
-    },
-    Spec {
-        name: "Device",
-        kind: Kind::Combo {
-            default: "auto",
-            vars: DEVICES,
-        },
-    },
-    Spec {
-        name: "BatchSize",
-        kind: Kind::Spin {
-            default: 32,
-            min: 1,
-            max: 4096,
-        },
-    },
-    Spec {
-        name: "ByoyomiMargin",
-        kind: Kind::Spin {
-            default: 100,
-            min: 0,
-            max: 60_000,
-        },
-    },
-    Spec {
-        name: "ResignThreshold",
-        kind: Kind::Spin {
-            default: 0,
-            min: 0,
-            max: 100_000,
-        },
-    },
+    Spec { name: "USI_Variant", kind: Kind::Combo { default: "minishogi", vars: VARIANTS } },
+    Spec { name: "USI_Hash", kind: Kind::Spin { default: 256, min: 1, max: 65536 } },
+    Spec { name: "Threads", kind: Kind::Spin { default: 2, min: 1, max: 256 } },
+    Spec { name: "MultiPV", kind: Kind::Spin { default: 1, min: 1, max: 500 } },
+    Spec { name: "USI_Ponder", kind: Kind::Check(false) },
+    Spec { name: "ModelFile", kind: Kind::Str("") },
+    Spec { name: "Device", kind: Kind::Combo { default: "auto", vars: DEVICES } },
+    Spec { name: "BatchSize", kind: Kind::Spin { default: 32, min: 1, max: 4096 } },
+    Spec { name: "ByoyomiMargin", kind: Kind::Spin { default: 100, min: 0, max: 60_000 } },
+    Spec { name: "ResignThreshold", kind: Kind::Spin { default: 0, min: 0, max: 100_000 } },
 ];
 
 /// Current option values.
@@ -148,18 +81,9 @@ pub enum OptionError {
     #[error("option '{name}': '{value}' is not a whole number")]
     NotANumber { name: String, value: String },
     #[error("option '{name}': {value} is out of range {min}..={max}")]
-    OutOfRange {
-        name: String,
-        value: i64,
-        min: i64,
-        max: i64,
-    },
+    OutOfRange { name: String, value: i64, min: i64, max: i64 },
     #[error("option '{name}': '{value}' is not one of {allowed}")]
-    NotAllowed {
-        name: String,
-        value: String,
-        allowed: String,
-    },
+    NotAllowed { name: String, value: String, allowed: String },
 }
 
 /// The `option ...` lines of the `usi` answer.
@@ -169,10 +93,7 @@ pub fn usi_lines() -> Vec<String> {
         .map(|s| match &s.kind {
             Kind::Check(d) => format!("option name {} type check default {d}", s.name),
             Kind::Spin { default, min, max } => {
-                format!(
-                    "option name {} type spin default {default} min {min} max {max}",
-                    s.name
-                )
+                format!("option name {} type spin default {default} min {min} max {max}", s.name)
             }
             Kind::Combo { default, vars } => {
                 let vars: String = vars.iter().map(|v| format!(" var {v}")).collect();
@@ -199,10 +120,7 @@ impl Options {
                 .map(|s| s.name)
                 .ok_or_else(|| OptionError::Unknown(name.to_string()))?,
         };
-        let spec = SPECS
-            .iter()
-            .find(|s| s.name == canonical)
-            .expect("canonical name");
+        let spec = SPECS.iter().find(|s| s.name == canonical).expect("canonical name");
         let raw = value.map(str::trim).unwrap_or("");
         if raw.is_empty() && !matches!(spec.kind, Kind::Str(_)) {
             return Err(OptionError::MissingValue(canonical.to_string()));
@@ -223,17 +141,10 @@ impl Options {
                 self.ponder = v;
             }
             Kind::Spin { min, max, .. } => {
-                let v: i64 = raw.parse().map_err(|_| OptionError::NotANumber {
-                    name: canonical.into(),
-                    value: raw.into(),
-                })?;
+                let v: i64 =
+                    raw.parse().map_err(|_| OptionError::NotANumber { name: canonical.into(), value: raw.into() })?;
                 if v < *min || v > *max {
-                    return Err(OptionError::OutOfRange {
-                        name: canonical.into(),
-                        value: v,
-                        min: *min,
-                        max: *max,
-                    });
+                    return Err(OptionError::OutOfRange { name: canonical.into(), value: v, min: *min, max: *max });
                 }
                 match canonical {
                     "USI_Hash" => self.hash_mib = v as usize,
@@ -279,26 +190,11 @@ mod tests {
         assert_eq!(o.variant, Variant::Mansindam);
         o.set("threads", Some("4")).unwrap();
         assert_eq!(o.threads, 4);
-        assert!(matches!(
-            o.set("Threads", Some("0")),
-            Err(OptionError::OutOfRange { .. })
-        ));
-        assert!(matches!(
-            o.set("Threads", Some("many")),
-            Err(OptionError::NotANumber { .. })
-        ));
-        assert!(matches!(
-            o.set("USI_Variant", Some("chess")),
-            Err(OptionError::NotAllowed { .. })
-        ));
-        assert!(matches!(
-            o.set("Colour", Some("red")),
-            Err(OptionError::Unknown(_))
-        ));
-        assert!(matches!(
-            o.set("MultiPV", None),
-            Err(OptionError::MissingValue(_))
-        ));
+        assert!(matches!(o.set("Threads", Some("0")), Err(OptionError::OutOfRange { .. })));
+        assert!(matches!(o.set("Threads", Some("many")), Err(OptionError::NotANumber { .. })));
+        assert!(matches!(o.set("USI_Variant", Some("chess")), Err(OptionError::NotAllowed { .. })));
+        assert!(matches!(o.set("Colour", Some("red")), Err(OptionError::Unknown(_))));
+        assert!(matches!(o.set("MultiPV", None), Err(OptionError::MissingValue(_))));
         o.set("ModelFile", Some("nets/a b.bin")).unwrap();
         assert_eq!(o.model_file, "nets/a b.bin");
         o.set("ModelFile", Some("<empty>")).unwrap();

@@ -3,9 +3,7 @@
 
 use super::command::{self, Command, Go};
 use super::options::{self, Options};
-use crate::mcts::{
-    Clock, Evaluator, Limits, Proof, Score, SearchInfo, SearchParams, SearchResult, Searcher,
-};
+use crate::mcts::{Clock, Evaluator, Limits, Proof, Score, SearchInfo, SearchParams, SearchResult, Searcher};
 use crate::notation::{UsiMove, format_move, parse_position};
 use crate::rules::{Color, Game, Position, Variant};
 use parking_lot::Mutex;
@@ -89,15 +87,7 @@ impl Session {
     pub fn new(out: Output, networks: Box<dyn Networks>) -> Session {
         let options = Options::default();
         let game = Ok(Game::new(Position::startpos(options.variant)));
-        Session {
-            out,
-            options,
-            game,
-            searcher: None,
-            running: None,
-            networks,
-            loaded: None,
-        }
+        Session { out, options, game, searcher: None, running: None, networks, loaded: None }
     }
 
     /// Handles one input line.
@@ -114,8 +104,7 @@ impl Session {
         match cmd {
             Command::Nothing => {}
             Command::Usi => {
-                self.out
-                    .line(&format!("id name Pantheon {}", env!("CARGO_PKG_VERSION")));
+                self.out.line(&format!("id name Pantheon {}", env!("CARGO_PKG_VERSION")));
                 self.out.line("id author the Pantheon developers");
                 for l in options::usi_lines() {
                     self.out.line(&l);
@@ -129,8 +118,7 @@ impl Session {
                 self.out.line("readyok");
             }
             Command::SetOption { .. } | Command::UsiNewGame | Command::Position { .. } if busy => {
-                self.out
-                    .error("a search is running: send 'stop' first; command ignored");
+                self.out.error("a search is running: send 'stop' first; command ignored");
             }
             Command::SetOption { name, value } => self.set_option(&name, value.as_deref()),
             Command::UsiNewGame => {
@@ -168,9 +156,7 @@ impl Session {
         if let Some(r) = self.running.take() {
             match r.handle.join() {
                 Ok(searcher) => self.searcher = Some(searcher),
-                Err(_) => self
-                    .out
-                    .error("the search thread failed; a new searcher will be made"),
+                Err(_) => self.out.error("the search thread failed; a new searcher will be made"),
             }
         }
     }
@@ -207,39 +193,26 @@ impl Session {
     /// Loads the evaluator the options ask for, unless already loaded.
     fn ensure_evaluator(&mut self) -> Arc<dyn Evaluator> {
         let o = &self.options;
-        let key = (
-            o.variant,
-            o.model_file.clone(),
-            o.device.clone(),
-            o.batch_size,
-        );
+        let key = (o.variant, o.model_file.clone(), o.device.clone(), o.batch_size);
         if let Some((k, e)) = &self.loaded
             && *k == key
         {
             return e.clone();
         }
-        let evaluator = match self
-            .networks
-            .load(o.variant, &o.model_file, &o.device, o.batch_size)
-        {
+        let evaluator = match self.networks.load(o.variant, &o.model_file, &o.device, o.batch_size) {
             Ok(e) => e,
             Err(err) => {
-                self.out.error(&format!(
-                    "cannot load the network: {err}; using the shipped net"
-                ));
+                self.out.error(&format!("cannot load the network: {err}; using the shipped net"));
                 match self.networks.load(o.variant, "", &o.device, o.batch_size) {
                     Ok(e) => e,
                     Err(err) => {
-                        self.out.error(&format!(
-                            "cannot load the shipped net either: {err}; searching without one"
-                        ));
+                        self.out.error(&format!("cannot load the shipped net either: {err}; searching without one"));
                         Arc::new(crate::mcts::UniformEvaluator)
                     }
                 }
             }
         };
-        self.out
-            .line(&format!("info string evaluator: {}", evaluator.name()));
+        self.out.line(&format!("info string evaluator: {}", evaluator.name()));
         self.loaded = Some((key, evaluator.clone()));
         if let Some(s) = &mut self.searcher {
             s.set_evaluator(evaluator.clone());
@@ -255,8 +228,7 @@ impl Session {
         let game = match &self.game {
             Ok(g) => g.clone(),
             Err(e) => {
-                self.out
-                    .error(&format!("no valid position ({e}); send 'position' again"));
+                self.out.error(&format!("no valid position ({e}); send 'position' again"));
                 self.out.line("bestmove resign");
                 return;
             }
@@ -270,17 +242,10 @@ impl Session {
             multipv: o.multipv,
             ..SearchParams::default()
         };
-        let mut searcher = self
-            .searcher
-            .take()
-            .unwrap_or_else(|| Searcher::new(evaluator.clone(), params.clone()));
+        let mut searcher = self.searcher.take().unwrap_or_else(|| Searcher::new(evaluator.clone(), params.clone()));
         searcher.set_params(params);
         searcher.set_position(&game);
-        let limits = limits(
-            &go,
-            game.position().side_to_move(),
-            Duration::from_millis(o.byoyomi_margin_ms),
-        );
+        let limits = limits(&go, game.position().side_to_move(), Duration::from_millis(o.byoyomi_margin_ms));
         let stop = Arc::new(AtomicBool::new(false));
         let ponderhit = Arc::new(AtomicBool::new(false));
         let answered = Arc::new(AtomicBool::new(false));
@@ -300,12 +265,7 @@ impl Session {
             out.line(&bestmove(variant, &result, &o));
             searcher
         });
-        self.running = Some(Running {
-            answered,
-            stop,
-            ponderhit,
-            handle,
-        });
+        self.running = Some(Running { answered, stop, ponderhit, handle });
     }
 }
 
@@ -315,16 +275,10 @@ pub fn build_game(variant: Variant, sfen: &str, moves: &[String]) -> Result<Game
     let mut game = Game::new(start);
     for (i, text) in moves.iter().enumerate() {
         if let Some(outcome) = game.outcome() {
-            return Err(format!(
-                "move {} ({text}): the game is already over ({outcome})",
-                i + 1
-            ));
+            return Err(format!("move {} ({text}): the game is already over ({outcome})", i + 1));
         }
-        let usi =
-            UsiMove::parse(text, variant.geometry()).map_err(|e| format!("move {}: {e}", i + 1))?;
-        let mv = usi
-            .to_game_move(&game)
-            .map_err(|e| format!("move {}: {e}", i + 1))?;
+        let usi = UsiMove::parse(text, variant.geometry()).map_err(|e| format!("move {}: {e}", i + 1))?;
+        let mv = usi.to_game_move(&game).map_err(|e| format!("move {}: {e}", i + 1))?;
         game.play(mv);
     }
     Ok(game)
@@ -344,9 +298,7 @@ pub fn limits(go: &Go, side: Color, margin: Duration) -> Limits {
     });
     Limits {
         nodes: go.nodes,
-        movetime: go
-            .movetime
-            .map(|t| t.saturating_sub(margin).max(Duration::from_millis(1))),
+        movetime: go.movetime.map(|t| t.saturating_sub(margin).max(Duration::from_millis(1))),
         clock,
         depth: go.depth,
         infinite: go.infinite,
@@ -394,11 +346,7 @@ pub fn bestmove(variant: Variant, result: &SearchResult, options: &Options) -> S
         return "bestmove resign".into();
     }
     match result.ponder.filter(|_| options.ponder) {
-        Some(p) => format!(
-            "bestmove {} ponder {}",
-            format_move(variant, best),
-            format_move(variant, p)
-        ),
+        Some(p) => format!("bestmove {} ponder {}", format_move(variant, best), format_move(variant, p)),
         None => format!("bestmove {}", format_move(variant, best)),
     }
 }

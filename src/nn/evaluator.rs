@@ -1,0 +1,192 @@
+//! The network as the search's [`Evaluator`], and the engine's
+//! [`Networks`](crate::usi::Networks): device choice and shipped nets.
+
+use super::Layout;
+use super::model::{Net, NetConfig};
+use super::weights::{self, WeightsError};
+use crate::mcts::{EvalRequest, Evaluation, Evaluator};
+use crate::rules::Variant;
+use burn::prelude::*;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where the network runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// The GPU if one is usable, else the CPU.
+    Auto,
+    Gpu,
+    Cpu,
+}
+
+impl std::str::FromStr for DeviceChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<DeviceChoice, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(DeviceChoice::Auto),
+            "gpu" => Ok(DeviceChoice::Gpu),
+            "cpu" => Ok(DeviceChoice::Cpu),
+            _ => Err(format!("unknown device '{s}' (expected auto, gpu or cpu)")),
+        }
+    }
+}
+
+/// The burn device for a choice. This build has the CPU backend only; the
+/// wgpu GPU backend is a later addition (see the README).
+pub fn device(choice: DeviceChoice) -> Result<Device, String> {
+    match choice {
+        DeviceChoice::Cpu | DeviceChoice::Auto => Ok(Device::flex()),
+        DeviceChoice::Gpu => Err("this build has no GPU backend; use Device cpu or auto".into()),
+    }
+}
+
+/// The weight file shipped for each variant, embedded in the binary.
+pub fn shipped(variant: Variant) -> &'static [u8] {
+    match variant {
+        Variant::Minishogi => include_bytes!("../../models/minishogi.pnet"),
+        Variant::Mansindam => include_bytes!("../../models/mansindam.pnet"),
+        Variant::Pandemonium => include_bytes!("../../models/pandemonium.pnet"),
+        Variant::Pandemonium2022 => include_bytes!("../../models/pandemonium2022.pnet"),
+    }
+}
+
+/// Time spent in each stage of [`NetEvaluator::evaluate_timed`].
+#[derive(Clone, Debug, Default)]
+pub struct Timings {
+    pub encode: Duration,
+    pub upload: Duration,
+    pub forward: Duration,
+    pub download: Duration,
+    /// Legal-move gathering and softmax on the CPU.
+    pub policy: Duration,
+}
+
+/// A loaded net on a device, evaluating batches of positions.
+pub struct NetEvaluator {
+    net: Net,
+    device: Device,
+    layout: Layout,
+    config: NetConfig,
+    max_batch: usize,
+    name: String,
+}
+
+impl NetEvaluator {
+    pub fn new(net: Net, config: NetConfig, variant: Variant, device: Device, max_batch: usize, name: String) -> Self {
+        NetEvaluator {
+            net: net.valid(),
+            device,
+            layout: Layout::new(variant),
+            config,
+            max_batch: max_batch.max(1),
+            name,
+        }
+    }
+
+    /// Loads `model_file` (empty: the shipped net) for `variant`.
+    pub fn load(variant: Variant, model_file: &str, choice: DeviceChoice, max_batch: usize) -> Result<Self, String> {
+        let device = device(choice)?;
+        let (loaded, name) = if model_file.is_empty() {
+            let net = weights::load(shipped(variant), Some(variant), &device)
+                .map_err(|e: WeightsError| format!("shipped net: {e}"))?;
+            (net, format!("shipped {variant} net"))
+        } else {
+            let net = weights::load_file(std::path::Path::new(model_file), Some(variant), &device)
+                .map_err(|e| format!("{model_file}: {e}"))?;
+            (net, model_file.to_string())
+        };
+        let c = &loaded.config;
+        let name = format!("{name} ({} blocks x {} channels, cpu)", c.blocks, c.channels);
+        Ok(NetEvaluator::new(loaded.net, loaded.config, variant, device, max_batch, name))
+    }
+
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    /// Raw forward pass of `n` encoded positions: policy logits and values.
+    pub fn forward_raw(&self, input: Vec<f32>, n: usize) -> (Vec<f32>, Vec<f32>) {
+        let l = &self.layout;
+        let x = Tensor::<4>::from_data(TensorData::new(input, [n, l.planes, l.height, l.width]), &self.device);
+        let (logits, values) = self.net.forward(x);
+        (read(logits), read(values))
+    }
+
+    /// [`Evaluator::evaluate`] with the time of each stage.
+    pub fn evaluate_timed(&self, batch: &[EvalRequest]) -> (Vec<Evaluation>, Timings) {
+        let mut t = Timings::default();
+        let l = &self.layout;
+        let n = batch.len();
+        let len = l.input_len();
+        let started = Instant::now();
+        let mut input = vec![0.0f32; n * len];
+        for (req, chunk) in batch.iter().zip(input.chunks_mut(len)) {
+            l.encode(&req.position, req.repetitions, chunk);
+        }
+        t.encode = started.elapsed();
+        let started = Instant::now();
+        let x = Tensor::<4>::from_data(TensorData::new(input, [n, l.planes, l.height, l.width]), &self.device);
+        t.upload = started.elapsed();
+        let started = Instant::now();
+        let (logits, values) = self.net.forward(x);
+        t.forward = started.elapsed();
+        let started = Instant::now();
+        let (logits, values) = (read(logits), read(values));
+        t.download = started.elapsed();
+        let started = Instant::now();
+        let p = l.policy_len();
+        let out = batch
+            .iter()
+            .enumerate()
+            .map(|(i, req)| {
+                let row = &logits[i * p..(i + 1) * p];
+                let picked: Vec<f32> = req.moves.iter().map(|&m| row[l.index(&req.position, m)]).collect();
+                Evaluation { value: values[i], policy: softmax(&picked) }
+            })
+            .collect();
+        t.policy = started.elapsed();
+        (out, t)
+    }
+}
+
+fn read<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.try_into_vec_as::<f32>().expect("network output reads back as f32")
+}
+
+/// Softmax over the legal moves' logits (the masked policy).
+pub fn softmax(logits: &[f32]) -> Vec<f32> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let exp: Vec<f32> = logits.iter().map(|&x| (x - max).exp()).collect();
+    let sum: f32 = exp.iter().sum();
+    exp.into_iter().map(|e| e / sum).collect()
+}
+
+impl Evaluator for NetEvaluator {
+    fn evaluate(&self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+        self.evaluate_timed(batch).0
+    }
+
+    fn max_batch(&self) -> usize {
+        self.max_batch
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+}
+
+/// Loads nets for the USI engine and the command line.
+pub struct NetworkLoader;
+
+impl crate::usi::Networks for NetworkLoader {
+    fn load(
+        &mut self,
+        variant: Variant,
+        model_file: &str,
+        device: &str,
+        batch: usize,
+    ) -> Result<Arc<dyn Evaluator>, String> {
+        let choice: DeviceChoice = device.parse()?;
+        Ok(Arc::new(NetEvaluator::load(variant, model_file, choice, batch)?))
+    }
+}

@@ -1,0 +1,161 @@
+//! The residual conv net: a stem, `blocks` residual blocks, a convolutional
+//! policy head laid out like [`Layout`](super::Layout) and a value head.
+
+use super::Layout;
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d, Relu};
+use burn::prelude::*;
+
+/// The size of a net, and the encoding it was made for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetConfig {
+    /// Residual blocks (two 3x3 convolutions each).
+    pub blocks: usize,
+    /// Channels of the trunk.
+    pub channels: usize,
+    /// Channels of the value head's 1x1 convolution.
+    pub value_channels: usize,
+    /// Hidden units of the value head.
+    pub value_hidden: usize,
+    /// Encoding sizes: input planes, move types, board height and width.
+    pub planes: usize,
+    pub types: usize,
+    pub height: usize,
+    pub width: usize,
+}
+
+impl NetConfig {
+    /// A net of the given size for `layout`.
+    pub fn new(layout: &Layout, blocks: usize, channels: usize) -> NetConfig {
+        NetConfig {
+            blocks,
+            channels,
+            value_channels: 4,
+            value_hidden: 64,
+            planes: layout.planes,
+            types: layout.types,
+            height: layout.height,
+            width: layout.width,
+        }
+    }
+
+    /// The small default that runs well on a CPU.
+    pub fn small(layout: &Layout) -> NetConfig {
+        NetConfig::new(layout, 4, 48)
+    }
+
+    /// A larger net meant for GPUs.
+    pub fn large(layout: &Layout) -> NetConfig {
+        NetConfig::new(layout, 10, 128)
+    }
+
+    /// Trainable parameters of a net of this size.
+    pub fn parameters(&self) -> usize {
+        let conv = |i: usize, o: usize, k: usize| i * o * k * k + o;
+        let bn = |c: usize| 2 * c;
+        let c = self.channels;
+        let hw = self.height * self.width;
+        conv(self.planes, c, 3)
+            + bn(c)
+            + self.blocks * 2 * (conv(c, c, 3) + bn(c))
+            + conv(c, c, 3)
+            + bn(c)
+            + conv(c, self.types, 1)
+            + conv(c, self.value_channels, 1)
+            + bn(self.value_channels)
+            + self.value_channels * hw * self.value_hidden
+            + self.value_hidden
+            + self.value_hidden
+            + 1
+    }
+
+    /// Multiply-adds of one forward pass of one position.
+    pub fn flops_per_position(&self) -> u64 {
+        let hw = (self.height * self.width) as u64;
+        let c = self.channels as u64;
+        let conv = |i: u64, o: u64, k: u64| i * o * k * k * hw;
+        let total = conv(self.planes as u64, c, 3)
+            + self.blocks as u64 * 2 * conv(c, c, 3)
+            + conv(c, c, 3)
+            + conv(c, self.types as u64, 1)
+            + conv(c, self.value_channels as u64, 1)
+            + self.value_channels as u64 * hw * self.value_hidden as u64
+            + self.value_hidden as u64;
+        2 * total
+    }
+
+    /// Builds a net with fresh random weights on `device`.
+    pub fn init(&self, device: &Device) -> Net {
+        let conv3 = |i, o| Conv2dConfig::new([i, o], [3, 3]).with_padding(PaddingConfig2d::Same).init(device);
+        let bn = |c| BatchNormConfig::new(c).init(device);
+        let c = self.channels;
+        Net {
+            stem: conv3(self.planes, c),
+            stem_bn: bn(c),
+            blocks: (0..self.blocks)
+                .map(|_| ResidualBlock { conv1: conv3(c, c), bn1: bn(c), conv2: conv3(c, c), bn2: bn(c) })
+                .collect(),
+            policy_conv: conv3(c, c),
+            policy_bn: bn(c),
+            policy_out: Conv2dConfig::new([c, self.types], [1, 1]).init(device),
+            value_conv: Conv2dConfig::new([c, self.value_channels], [1, 1]).init(device),
+            value_bn: bn(self.value_channels),
+            value_fc: LinearConfig::new(self.value_channels * self.height * self.width, self.value_hidden).init(device),
+            value_out: LinearConfig::new(self.value_hidden, 1).init(device),
+            relu: Relu::new(),
+        }
+    }
+}
+
+#[derive(Module, Debug)]
+pub struct ResidualBlock {
+    conv1: Conv2d,
+    bn1: BatchNorm,
+    conv2: Conv2d,
+    bn2: BatchNorm,
+}
+
+impl ResidualBlock {
+    fn forward(&self, x: Tensor<4>, relu: &Relu) -> Tensor<4> {
+        let y = relu.forward(self.bn1.forward(self.conv1.forward(x.clone())));
+        let y = self.bn2.forward(self.conv2.forward(y));
+        relu.forward(y + x)
+    }
+}
+
+/// The network. Input `[B, planes, H, W]`; output policy logits
+/// `[B, types * H * W]` (policy layout order) and value `[B, 1]` in
+/// [-1, 1] from the side to move's view.
+#[derive(Module, Debug)]
+pub struct Net {
+    stem: Conv2d,
+    stem_bn: BatchNorm,
+    blocks: Vec<ResidualBlock>,
+    policy_conv: Conv2d,
+    policy_bn: BatchNorm,
+    policy_out: Conv2d,
+    value_conv: Conv2d,
+    value_bn: BatchNorm,
+    value_fc: Linear,
+    value_out: Linear,
+    relu: Relu,
+}
+
+impl Net {
+    pub fn forward(&self, x: Tensor<4>) -> (Tensor<2>, Tensor<2>) {
+        let relu = &self.relu;
+        let mut x = relu.forward(self.stem_bn.forward(self.stem.forward(x)));
+        for block in &self.blocks {
+            x = block.forward(x, relu);
+        }
+        let [b, _, _, _] = x.dims();
+        // [B, C, H, W] -> [B, types, H, W] -> [B, types * H * W]
+        let p = relu.forward(self.policy_bn.forward(self.policy_conv.forward(x.clone())));
+        let logits: Tensor<2> = self.policy_out.forward(p).reshape([b as i64, -1]);
+        // [B, C, H, W] -> [B, Cv, H, W] -> [B, Cv * H * W] -> [B, hidden] -> [B, 1]
+        let v = relu.forward(self.value_bn.forward(self.value_conv.forward(x)));
+        let v: Tensor<2> = v.reshape([b as i64, -1]);
+        let v = relu.forward(self.value_fc.forward(v));
+        (logits, self.value_out.forward(v).tanh())
+    }
+}
