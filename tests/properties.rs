@@ -312,12 +312,12 @@ proptest! {
             }
         }
         let text = String::from_utf8(bytes).unwrap();
-        if let Ok(setup) = parse_setup(v, &text) {
-            if let Ok(pos) = Position::from_setup(&setup) {
-                // Whatever parses is a usable position.
-                let _ = pos.legal_moves();
-                let _ = Game::new(pos).outcome();
-            }
+        if let Ok(setup) = parse_setup(v, &text)
+            && let Ok(pos) = Position::from_setup(&setup)
+        {
+            // Whatever parses is a usable position.
+            let _ = pos.legal_moves();
+            let _ = Game::new(pos).outcome();
         }
     }
 

@@ -199,7 +199,7 @@ impl Game {
         }
         let checks: Vec<bool> = self.history[first..].iter().map(|e| e.in_check).collect();
         let side_now = self.position().side_to_move();
-        let first_side = if (last - first) % 2 == 0 { side_now } else { !side_now };
+        let first_side = if (last - first).is_multiple_of(2) { side_now } else { !side_now };
         let [sente, gote] = perpetual_checkers(first_side, &checks);
         use EndReason::{PerpetualCheck, Repetition as Rep};
         let outcome = match (sente, gote) {
