@@ -459,11 +459,12 @@ fn bench_search(variant: Variant, nodes: u64, threads: &[usize], batch: usize, r
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-    /// Counts the positions the search sends to the evaluator.
-    struct Counting(Arc<dyn Evaluator>, AtomicU64);
+    /// Counts the positions the search sends to the evaluator, and calls.
+    struct Counting(Arc<dyn Evaluator>, AtomicU64, AtomicU64);
     impl Evaluator for Counting {
         fn evaluate(&self, batch: &[EvalRequest]) -> Vec<Evaluation> {
             self.1.fetch_add(batch.len() as u64, Ordering::Relaxed);
+            self.2.fetch_add(1, Ordering::Relaxed);
             self.0.evaluate(batch)
         }
         fn max_batch(&self) -> usize {
@@ -493,7 +494,7 @@ fn bench_search(variant: Variant, nodes: u64, threads: &[usize], batch: usize, r
             game.play(moves[rng.below(moves.len())]);
         }
         net.evaluate(&batch_reqs);
-        let mut times: Vec<f64> = (0..5)
+        let mut times: Vec<f64> = (0..15)
             .map(|_| {
                 let t = Instant::now();
                 net.evaluate(&batch_reqs);
@@ -501,12 +502,21 @@ fn bench_search(variant: Variant, nodes: u64, threads: &[usize], batch: usize, r
             })
             .collect();
         times.sort_by(f64::total_cmp);
-        batch as f64 / times[2]
+        batch as f64 / times[7]
     };
     println!("network: {}; raw throughput at batch {batch}: {raw:.0} positions/s", net.name());
     println!(
-        "{:<12} {:<16} {:>7} {:>6} {:>10} {:>10} {:>12} {:>12} {:>8}",
-        "evaluator", "variant", "threads", "batch", "playouts", "median s", "playouts/s", "net evals/s", "vs raw"
+        "{:<12} {:<16} {:>7} {:>6} {:>10} {:>10} {:>12} {:>12} {:>10} {:>8}",
+        "evaluator",
+        "variant",
+        "threads",
+        "batch",
+        "playouts",
+        "median s",
+        "playouts/s",
+        "evals/s",
+        "avg batch",
+        "vs raw"
     );
     for (label, evaluator, budget) in [
         ("uniform", Arc::new(UniformEvaluator) as Arc<dyn Evaluator>, nodes),
@@ -515,7 +525,7 @@ fn bench_search(variant: Variant, nodes: u64, threads: &[usize], batch: usize, r
         for &t in threads {
             let mut samples = Vec::new();
             for _ in 0..runs {
-                let counting = Arc::new(Counting(evaluator.clone(), AtomicU64::new(0)));
+                let counting = Arc::new(Counting(evaluator.clone(), AtomicU64::new(0), AtomicU64::new(0)));
                 let params = SearchParams { threads: t, batch_size: batch, ..SearchParams::default() };
                 let mut searcher = Searcher::new(counting.clone(), params);
                 searcher.set_position(&Game::new(crate::rules::Position::startpos(variant)));
@@ -523,14 +533,15 @@ fn bench_search(variant: Variant, nodes: u64, threads: &[usize], batch: usize, r
                 let started = Instant::now();
                 let result = searcher.search(&limits, &AtomicBool::new(false), &mut |_| {});
                 let secs = started.elapsed().as_secs_f64();
-                samples.push((secs, result.info.playouts, counting.1.load(Ordering::Relaxed)));
+                let calls = counting.2.load(Ordering::Relaxed).max(1);
+                samples.push((secs, result.info.playouts, counting.1.load(Ordering::Relaxed), calls));
             }
             samples.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let (secs, playouts, evals) = samples[samples.len() / 2];
+            let (secs, playouts, evals, calls) = samples[samples.len() / 2];
             let evals_per_s = evals as f64 / secs;
             let vs_raw = if label == "network" { format!("{:.0}%", 100.0 * evals_per_s / raw) } else { "-".into() };
             println!(
-                "{:<12} {:<16} {:>7} {:>6} {:>10} {:>10.3} {:>12.0} {:>12.0} {:>8}",
+                "{:<12} {:<16} {:>7} {:>6} {:>10} {:>10.3} {:>12.0} {:>12.0} {:>10.1} {:>8}",
                 label,
                 variant.name(),
                 t,
@@ -539,6 +550,7 @@ fn bench_search(variant: Variant, nodes: u64, threads: &[usize], batch: usize, r
                 secs,
                 playouts as f64 / secs,
                 evals_per_s,
+                evals as f64 / calls as f64,
                 vs_raw
             );
         }

@@ -284,3 +284,36 @@ fn self_match_with_arbiter_has_no_illegal_move_crash_or_time_loss() {
         }
     }
 }
+
+#[test]
+fn a_bad_model_file_or_device_is_reported_and_the_shipped_net_used() {
+    let mut e = Engine::start();
+    e.send("setoption name ModelFile value /nonexistent/net.pnet");
+    e.send("isready");
+    let lines = e.until("readyok");
+    assert!(
+        lines.iter().any(|l| l.starts_with("info string error") && l.contains("/nonexistent/net.pnet")),
+        "{lines:?}"
+    );
+    assert!(lines.iter().any(|l| l.contains("shipped minishogi net")), "{lines:?}");
+    e.send("position startpos");
+    e.send("go nodes 100");
+    let mv = e.bestmove();
+    assert!(legal_in(Variant::Minishogi, &[], &mv));
+    // A net for another variant is refused too.
+    let dir = std::env::temp_dir().join(format!("pantheon-usi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mansindam.pnet");
+    std::fs::write(&path, pantheon::nn::shipped(Variant::Mansindam)).unwrap();
+    e.send(&format!("setoption name ModelFile value {}", path.display()));
+    e.send("isready");
+    let lines = e.until("readyok");
+    assert!(lines.iter().any(|l| l.contains("not minishogi")), "{lines:?}");
+    e.send("setoption name ModelFile value <empty>");
+    e.send("setoption name Device value gpu");
+    e.send("go nodes 50");
+    let lines = e.until("bestmove");
+    assert!(lines.iter().any(|l| l.starts_with("info string error") && l.contains("GPU")), "{lines:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    e.quit();
+}

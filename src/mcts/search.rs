@@ -125,8 +125,10 @@ enum Walk {
     Leaf(Vec<u32>, Vec<Move>),
     /// A node with a known result; already backed up.
     Known,
-    /// Ran into a pending node; virtual losses taken back.
-    Collision,
+    /// Ran into a pending node. The virtual losses on the path (the
+    /// nodes before the pending one) stay until the batch is sent, so that
+    /// the next walks go elsewhere; the caller takes them back.
+    Collision(Vec<u32>),
     /// The tree cannot grow within its budget.
     Full,
     /// The root's result is proven; nothing left to search.
@@ -487,15 +489,17 @@ impl Shared<'_> {
         while !self.stop.load(Ordering::SeqCst) {
             let mut requests = Vec::new();
             let mut pending = Vec::new();
+            let mut collided: Vec<Vec<u32>> = Vec::new();
             let mut idle = false;
-            while requests.len() < per_round && !self.stop.load(Ordering::SeqCst) {
+            // Gather a full batch; collisions are allowed up to the batch
+            // size, so a small tree cannot keep a worker walking forever.
+            while requests.len() < per_round && collided.len() < per_round && !self.stop.load(Ordering::SeqCst) {
                 if self.started.fetch_add(1, Ordering::SeqCst) >= self.node_limit {
                     self.started.fetch_sub(1, Ordering::SeqCst);
-                    idle = true;
+                    idle = requests.is_empty();
                     break;
                 }
-                let walk = self.walk();
-                match walk {
+                match self.walk() {
                     Walk::Leaf(path, moves) => {
                         if let Some((request, key)) = self.prepare_leaf(&path, &moves) {
                             requests.push(request);
@@ -503,12 +507,25 @@ impl Shared<'_> {
                         }
                     }
                     Walk::Known => {}
-                    Walk::Collision | Walk::Full | Walk::RootProven => {
+                    Walk::Collision(path) => {
+                        self.started.fetch_sub(1, Ordering::SeqCst);
+                        collided.push(path);
+                    }
+                    Walk::Full | Walk::RootProven => {
                         self.started.fetch_sub(1, Ordering::SeqCst);
                         idle = requests.is_empty();
                         break;
                     }
                 }
+            }
+            if !collided.is_empty() {
+                let mut tree = self.tree.lock();
+                for path in &collided {
+                    for &id in path {
+                        tree.node_mut(id).in_flight -= 1;
+                    }
+                }
+                idle |= requests.is_empty();
             }
             if !requests.is_empty() {
                 if jobs.send((requests, reply_tx.clone())).is_err() {
@@ -541,10 +558,8 @@ impl Shared<'_> {
             }
             match n.state {
                 NodeState::Pending => {
-                    for &id in &path[..path.len() - 1] {
-                        tree.node_mut(id).in_flight -= 1;
-                    }
-                    return Walk::Collision;
+                    path.pop();
+                    return Walk::Collision(path);
                 }
                 NodeState::New | NodeState::Leaf => {
                     if n.state == NodeState::Leaf {

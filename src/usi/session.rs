@@ -202,8 +202,8 @@ impl Session {
         let evaluator = match self.networks.load(o.variant, &o.model_file, &o.device, o.batch_size) {
             Ok(e) => e,
             Err(err) => {
-                self.out.error(&format!("cannot load the network: {err}; using the shipped net"));
-                match self.networks.load(o.variant, "", &o.device, o.batch_size) {
+                self.out.error(&format!("cannot load the network: {err}; using the shipped net on the cpu"));
+                match self.networks.load(o.variant, "", "cpu", o.batch_size) {
                     Ok(e) => e,
                     Err(err) => {
                         self.out.error(&format!("cannot load the shipped net either: {err}; searching without one"));
