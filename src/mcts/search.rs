@@ -684,7 +684,10 @@ impl Shared<'_> {
             self.backup(&mut tree, path, 1.0, true);
             return None;
         }
-        let key = cache::key(game.position().hash(), &legal);
+        // The net sees the repetition count, and history rules shape the
+        // move list: both are part of the key.
+        let reps = (game.repetitions() as u64).wrapping_mul(0xA24B_AED4_963E_E407);
+        let key = cache::key(game.position().hash() ^ reps, &legal);
         let hit = self.cache.lock().get(key, legal.len()).map(|(v, p)| (v, p.to_vec()));
         if let Some((value, priors)) = hit {
             let priors: Vec<f32> = priors.iter().map(|&p| p as f32 / 65535.0).collect();
