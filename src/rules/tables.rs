@@ -107,18 +107,13 @@ impl Rays {
     }
 }
 
-/// `between[a][b]`: squares strictly between two squares on one line;
-/// `line[a][b]`: the whole frame line through both (empty if not aligned).
+/// `between[a][b]`: squares strictly between two squares on one line.
 struct Lines {
     between: [[Bitboard; NUM_SQUARES]; NUM_SQUARES],
-    line: [[Bitboard; NUM_SQUARES]; NUM_SQUARES],
 }
 
 const fn build_lines() -> Lines {
-    let mut t = Lines {
-        between: [[Bitboard::EMPTY; NUM_SQUARES]; NUM_SQUARES],
-        line: [[Bitboard::EMPTY; NUM_SQUARES]; NUM_SQUARES],
-    };
+    let mut t = Lines { between: [[Bitboard::EMPTY; NUM_SQUARES]; NUM_SQUARES] };
     let g = Geometry::NINE;
     let mut a = 0;
     while a < NUM_SQUARES {
@@ -126,26 +121,11 @@ const fn build_lines() -> Lines {
         let mut d = 0;
         while d < 8 {
             let (df, dr) = DIRECTIONS[d];
-            // The full line through a in this direction, both ways.
-            let mut full = sq_bit(fa, ra);
-            let (mut f, mut r) = (fa + df, ra + dr);
-            while g.contains(f, r) {
-                full |= sq_bit(f, r);
-                f += df;
-                r += dr;
-            }
-            let (mut f, mut r) = (fa - df, ra - dr);
-            while g.contains(f, r) {
-                full |= sq_bit(f, r);
-                f -= df;
-                r -= dr;
-            }
             let mut between = 0u128;
             let (mut f, mut r) = (fa + df, ra + dr);
             while g.contains(f, r) {
                 let b = ((f - 1) * 9 + r) as usize;
                 t.between[a][b] = Bitboard(between);
-                t.line[a][b] = Bitboard(full);
                 between |= sq_bit(f, r);
                 f += df;
                 r += dr;
@@ -164,12 +144,6 @@ static LINES: Lines = build_lines();
 #[inline]
 pub fn between(a: Square, b: Square) -> Bitboard {
     LINES.between[a.index()][b.index()]
-}
-
-/// The whole line through `a` and `b` (both included), or empty.
-#[inline]
-pub fn line(a: Square, b: Square) -> Bitboard {
-    LINES.line[a.index()][b.index()]
 }
 
 /// What the move generator needs to know about one variant.
