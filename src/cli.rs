@@ -51,6 +51,52 @@ pub enum Command {
         #[command(flatten)]
         game: GameArgs,
     },
+    /// Play games against itself and write training records (one shard per
+    /// game) into a directory. Several processes may write into the same
+    /// directory at once.
+    Selfplay {
+        #[arg(long)]
+        variant: Variant,
+        /// Weight file (default: the variant's shipped net).
+        #[arg(long, default_value = "")]
+        model: String,
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+        games: u64,
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Games played at once; their leaves share network batches.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        parallel: u64,
+        /// Playouts of a full search (policy target).
+        #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        visits: u64,
+        /// Playouts of a fast search (no policy target).
+        #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        fast_visits: u64,
+        /// Share of moves searched fully (playout-cap randomisation).
+        #[arg(long, default_value_t = 0.25)]
+        full_share: f64,
+        /// Moves played at temperature 1 from the start.
+        #[arg(long, default_value_t = 12)]
+        temperature_plies: usize,
+        /// Resign below minus this value (0..1).
+        #[arg(long, default_value_t = 0.95)]
+        resign_value: f64,
+        /// Share of games that never resign (to check resignations).
+        #[arg(long, default_value_t = 0.1)]
+        no_resign_share: f64,
+        /// Games end unfinished after this many plies.
+        #[arg(long, default_value_t = 400)]
+        max_plies: usize,
+        /// auto, gpu or cpu.
+        #[arg(long, default_value = "auto")]
+        device: String,
+        /// Network batch size.
+        #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        batch: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Network files: make a freshly initialised net, describe a file.
     Net {
         #[command(subcommand)]
@@ -222,6 +268,66 @@ pub fn run(cli: Cli) -> Result<()> {
             net_init(variant, blocks as usize, channels as usize, seed, &out)
         }
         Command::Net { what: NetCommand::Info { path } } => net_info(&path),
+        Command::Selfplay {
+            variant,
+            model,
+            games,
+            out,
+            parallel,
+            visits,
+            fast_visits,
+            full_share,
+            temperature_plies,
+            resign_value,
+            no_resign_share,
+            max_plies,
+            device,
+            batch,
+            seed,
+        } => {
+            for (name, v) in
+                [("--full-share", full_share), ("--resign-value", resign_value), ("--no-resign-share", no_resign_share)]
+            {
+                anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1");
+            }
+            anyhow::ensure!(max_plies >= 1, "--max-plies must be at least 1");
+            let choice: crate::nn::DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
+            let net = crate::nn::NetEvaluator::load(variant, &model, choice, batch as usize)
+                .map_err(|e| anyhow::anyhow!(e))?;
+            let model_id = if model.is_empty() { format!("shipped-{variant}") } else { model.clone() };
+            let config = crate::selfplay::SelfPlayConfig {
+                variant,
+                games: games as usize,
+                parallel: parallel as usize,
+                visits,
+                fast_visits,
+                full_share,
+                temperature_plies,
+                resign_value,
+                no_resign_share,
+                max_plies,
+                leaves_per_game: 8,
+                seed,
+                out,
+                model_id,
+            };
+            let started = Instant::now();
+            let total = config.games;
+            let reports = crate::selfplay::play(&config, std::sync::Arc::new(net), &|r| {
+                println!(
+                    "game {}/{}: {} after {} plies, {} samples -> {}",
+                    r.index + 1,
+                    total,
+                    r.result,
+                    r.plies,
+                    r.samples,
+                    r.path.display()
+                );
+            })
+            .map_err(|e| anyhow::anyhow!(e))?;
+            println!("{}", crate::selfplay::summary(&reports, started.elapsed()));
+            Ok(())
+        }
         Command::Bench { what: BenchCommand::Search { variant, nodes, threads, batch, runs } } => {
             bench_search(variant, nodes, &threads, batch as usize, runs)
         }

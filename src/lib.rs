@@ -9,4 +9,5 @@ pub mod mcts;
 pub mod nn;
 pub mod notation;
 pub mod rules;
+pub mod selfplay;
 pub mod usi;

@@ -393,6 +393,13 @@ impl Searcher {
             visits = root.legal_moves().into_iter().map(|m| (m, 0)).collect();
         }
         let best = info.lines.first().map(|l| l.mv).or_else(|| visits.first().map(|v| v.0));
+        if let (Proof::Win(_), Some(best)) = (node.proof, best) {
+            // A proven win: the winning move is the whole policy target,
+            // even when the proof came before any child was visited.
+            for v in &mut visits {
+                v.1 = if v.0 == best { v.1.max(1) } else { 0 };
+            }
+        }
         let ponder = info.lines.first().and_then(|l| l.pv.get(1).copied());
         SearchResult { best, ponder, info, visits, root_q: node.q(), proof: node.proof, game_over: None }
     }

@@ -1,0 +1,194 @@
+//! Self-play: games in parallel threads whose searches share one batching
+//! evaluator, with root noise, a temperature schedule, playout-cap
+//! randomisation and checked resignation. Each finished game is written as
+//! one shard.
+
+use super::batching::BatchingEvaluator;
+use super::record::{Sample, Shard};
+use crate::mcts::{Evaluator, Limits, Proof, Rng, SearchParams, Searcher};
+use crate::rules::{Game, Position, Variant};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Self-play settings.
+#[derive(Clone, Debug)]
+pub struct SelfPlayConfig {
+    pub variant: Variant,
+    pub games: usize,
+    /// Games played at once (their leaves share network batches).
+    pub parallel: usize,
+    /// Playouts of a full search (its visit counts become policy targets).
+    pub visits: u64,
+    /// Playouts of a fast search (plays the move, no policy target).
+    pub fast_visits: u64,
+    /// Share of moves searched fully.
+    pub full_share: f64,
+    /// Moves played at temperature 1 from the start; greedy after.
+    pub temperature_plies: usize,
+    /// Resign when the root value is below minus this (or the loss is
+    /// proven).
+    pub resign_value: f64,
+    /// Share of games that never resign, to check resignations.
+    pub no_resign_share: f64,
+    /// Games longer than this end unfinished (value 0).
+    pub max_plies: usize,
+    /// Leaves each game's search gathers per network round.
+    pub leaves_per_game: usize,
+    pub seed: u64,
+    pub out: PathBuf,
+    /// Identifies the net in the records.
+    pub model_id: String,
+}
+
+/// How one game went.
+#[derive(Clone, Debug)]
+pub struct GameReport {
+    pub index: usize,
+    pub plies: usize,
+    pub samples: usize,
+    /// `sente wins (checkmate)`, `gote wins (resignation)`, `unfinished`.
+    pub result: String,
+    /// A resignation that a no-resign game would have made and then lost
+    /// anyway is right; one it went on to win or draw is a false positive.
+    pub false_resign: Option<bool>,
+    pub path: PathBuf,
+}
+
+/// Plays `config.games` games with `evaluator`, calling `on_game` after
+/// each.
+pub fn play(
+    config: &SelfPlayConfig,
+    evaluator: Arc<dyn Evaluator>,
+    on_game: &(dyn Fn(&GameReport) + Sync),
+) -> Result<Vec<GameReport>, String> {
+    std::fs::create_dir_all(&config.out).map_err(|e| format!("cannot create {}: {e}", config.out.display()))?;
+    let shared: Arc<dyn Evaluator> = Arc::new(BatchingEvaluator::new(evaluator, Duration::from_millis(2)));
+    let next = AtomicUsize::new(0);
+    let reports = parking_lot::Mutex::new(Vec::new());
+    let errors = parking_lot::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for worker in 0..config.parallel.max(1) {
+            let (shared, next, reports, errors) = (&shared, &next, &reports, &errors);
+            s.spawn(move || {
+                let params = SearchParams {
+                    threads: 1,
+                    batch_size: config.leaves_per_game,
+                    hash_mib: 64,
+                    cache_entries: 1 << 14,
+                    ..SearchParams::default()
+                };
+                let mut searcher = Searcher::new(shared.clone(), params);
+                loop {
+                    let index = next.fetch_add(1, Ordering::SeqCst);
+                    if index >= config.games {
+                        return;
+                    }
+                    let seed = config.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ worker as u64;
+                    match play_one(config, &mut searcher, index, seed) {
+                        Ok(report) => {
+                            on_game(&report);
+                            reports.lock().push(report);
+                        }
+                        Err(e) => errors.lock().push(e),
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = errors.into_inner().into_iter().next() {
+        return Err(e);
+    }
+    let mut reports = reports.into_inner();
+    reports.sort_by_key(|r| r.index);
+    Ok(reports)
+}
+
+fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed: u64) -> Result<GameReport, String> {
+    let mut rng = Rng::new(seed);
+    let may_resign = rng.uniform() >= config.no_resign_share;
+    let mut game = Game::new(Position::startpos(config.variant));
+    searcher.clear();
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut resigned_by = None;
+    let mut would_resign = None;
+    let stop = AtomicBool::new(false);
+    let outcome = loop {
+        if let Some(o) = game.outcome() {
+            break Some(o.winner);
+        }
+        if game.moves().len() >= config.max_plies {
+            break None;
+        }
+        let full = rng.uniform() < config.full_share;
+        let mut params = searcher.params().clone();
+        params.root_noise = full.then_some((0.3, 0.25));
+        params.seed = rng.next_u64();
+        searcher.set_params(params);
+        searcher.set_position(&game);
+        let visits = if full { config.visits } else { config.fast_visits };
+        let result = searcher.search(&Limits { nodes: Some(visits), ..Limits::default() }, &stop, &mut |_| {});
+        let side = game.position().side_to_move();
+        let hopeless = matches!(result.proof, Proof::Loss(_)) || result.root_q < -config.resign_value;
+        if hopeless && would_resign.is_none() {
+            would_resign = Some(side);
+            if may_resign {
+                resigned_by = Some(side);
+                break Some(Some(!side));
+            }
+        }
+        let temperature = if game.moves().len() < config.temperature_plies { 1.0 } else { 0.0 };
+        let Some(mv) = searcher.pick_move(&result, temperature) else {
+            return Err("search returned no move in an unfinished game".into());
+        };
+        samples.push(Sample {
+            position: game.position().clone(),
+            repetitions: game.repetitions(),
+            value: 0.0,
+            full_search: full,
+            policy: if full { result.visits.clone() } else { Vec::new() },
+        });
+        game.play(mv);
+    };
+    let winner = outcome.flatten();
+    for s in &mut samples {
+        s.value = match winner {
+            Some(w) if w == s.position.side_to_move() => 1.0,
+            Some(_) => -1.0,
+            None => 0.0,
+        };
+    }
+    let result = match (resigned_by, game.outcome()) {
+        (Some(side), _) => format!("{} wins (resignation)", !side),
+        (None, Some(o)) => o.to_string(),
+        (None, None) => "unfinished".to_string(),
+    };
+    let false_resign = match (may_resign, would_resign) {
+        (false, Some(side)) => Some(winner != Some(!side)),
+        _ => None,
+    };
+    let shard = Shard { variant: config.variant, model_id: config.model_id.clone(), samples };
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    let name = format!("{}-{stamp}-{}-{index:06}", config.variant, std::process::id());
+    let path = shard.write(&config.out, &name).map_err(|e| e.to_string())?;
+    Ok(GameReport { index, plies: game.moves().len(), samples: shard.samples.len(), result, false_resign, path })
+}
+
+/// Throughput of a self-play run.
+pub fn summary(reports: &[GameReport], elapsed: Duration) -> String {
+    let positions: usize = reports.iter().map(|r| r.samples).sum();
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let checked: Vec<bool> = reports.iter().filter_map(|r| r.false_resign).collect();
+    let false_resigns = checked.iter().filter(|&&f| f).count();
+    format!(
+        "{} games, {} positions in {:.1} s: {:.0} games/hour, {:.1} positions/s; resignations checked: {}, false: {}",
+        reports.len(),
+        positions,
+        secs,
+        reports.len() as f64 * 3600.0 / secs,
+        positions as f64 / secs,
+        checked.len(),
+        false_resigns
+    )
+}

@@ -1,0 +1,10 @@
+//! Self-play: games in lockstep whose leaves share network batches, and the
+//! training records they write.
+
+pub mod batching;
+pub mod games;
+pub mod record;
+
+pub use batching::BatchingEvaluator;
+pub use games::{GameReport, SelfPlayConfig, play, summary};
+pub use record::{Sample, Shard, ShardError, read_dir};

@@ -1,0 +1,221 @@
+//! Training records: one sample per searched position, written in shards.
+//!
+//! Shard file (all integers little-endian):
+//! ```text
+//! "PNTHSHRD"                 magic
+//! u32 version                SHARD_VERSION
+//! u16 + bytes                variant name
+//! u16 + bytes                model id (which net played)
+//! u32 samples, then each sample:
+//!   u16 + bytes              SFEN of the position
+//!   u8 repetitions           occurrences so far (1 = first)
+//!   f32 value                game result from the side to move's view (-1, 0, 1)
+//!   u8 flags                 bit 0: the policy target is from a full search
+//!   u16 n, n x (u16 move, u32 visits)   sparse policy target (CompactMove bits)
+//! u32 crc32                  of everything before it
+//! ```
+//! A shard is written under a temporary name and renamed when complete, so
+//! readers (the trainer, other machines on a shared filesystem) never see
+//! a half-written one; a damaged shard fails its checksum and is skipped.
+
+use crate::notation::{parse_position, to_sfen};
+use crate::rules::{CompactMove, Move, Position, Variant};
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"PNTHSHRD";
+/// The shard format this build reads and writes.
+pub const SHARD_VERSION: u32 = 1;
+/// File name ending of complete shards.
+pub const SHARD_EXTENSION: &str = "shard";
+
+/// One training position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub position: Position,
+    pub repetitions: u8,
+    /// Final result from the side to move's view: 1 win, -1 loss, 0 draw
+    /// or unfinished.
+    pub value: f32,
+    /// Whether `policy` comes from a full search (playout-cap
+    /// randomisation: only those train the policy).
+    pub full_search: bool,
+    /// Visits per root move.
+    pub policy: Vec<(Move, u32)>,
+}
+
+/// A shard's contents.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shard {
+    pub variant: Variant,
+    pub model_id: String,
+    pub samples: Vec<Sample>,
+}
+
+/// Why a shard cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    #[error("cannot read {0}: {1}")]
+    Io(String, std::io::Error),
+    #[error("not a Pantheon shard (bad magic)")]
+    BadMagic,
+    #[error("shard format version {0}; this build reads version {SHARD_VERSION}")]
+    Version(u32),
+    #[error("shard is truncated")]
+    Truncated,
+    #[error("shard is corrupt: checksum mismatch")]
+    Checksum,
+    #[error("shard holds a bad entry: {0}")]
+    Bad(String),
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = &s.as_bytes()[..s.len().min(u16::MAX as usize)];
+    out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+impl Shard {
+    /// The shard as bytes, checksum included.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&SHARD_VERSION.to_le_bytes());
+        put_str(&mut out, self.variant.name());
+        put_str(&mut out, &self.model_id);
+        out.extend_from_slice(&(self.samples.len() as u32).to_le_bytes());
+        for s in &self.samples {
+            put_str(&mut out, &to_sfen(&s.position));
+            out.push(s.repetitions);
+            out.extend_from_slice(&s.value.to_le_bytes());
+            out.push(s.full_search as u8);
+            out.extend_from_slice(&(s.policy.len() as u16).to_le_bytes());
+            for &(m, n) in &s.policy {
+                out.extend_from_slice(&CompactMove::from(m).bits().to_le_bytes());
+                out.extend_from_slice(&n.to_le_bytes());
+            }
+        }
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Parses and checks a shard.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Shard, ShardError> {
+        if bytes.len() < 8 || &bytes[..8] != MAGIC {
+            return Err(if bytes.len() < 8 { ShardError::Truncated } else { ShardError::BadMagic });
+        }
+        if bytes.len() < 16 {
+            return Err(ShardError::Truncated);
+        }
+        let (body, crc) = bytes.split_at(bytes.len() - 4);
+        let mut r = Reader { bytes: body, at: 8 };
+        let version = r.u32()?;
+        if version != SHARD_VERSION {
+            return Err(ShardError::Version(version));
+        }
+        if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
+            return Err(ShardError::Checksum);
+        }
+        let variant: Variant = r.string()?.parse().map_err(|e| ShardError::Bad(format!("{e}")))?;
+        let model_id = r.string()?;
+        let count = r.u32()? as usize;
+        let mut samples = Vec::with_capacity(count.min(1 << 20));
+        for _ in 0..count {
+            let sfen = r.string()?;
+            let position = parse_position(variant, &sfen).map_err(|e| ShardError::Bad(format!("{sfen}: {e}")))?;
+            let repetitions = r.u8()?;
+            let value = f32::from_le_bytes(r.take(4)?.try_into().expect("4 bytes"));
+            let full_search = r.u8()? & 1 != 0;
+            let n = r.u16()? as usize;
+            let legal = position.legal_moves();
+            let mut policy = Vec::with_capacity(n);
+            for _ in 0..n {
+                let bits = r.u16()?;
+                let visits = r.u32()?;
+                let mv = CompactMove::from_bits(bits)
+                    .map(Move::from)
+                    .filter(|m| legal.contains(m))
+                    .ok_or_else(|| ShardError::Bad(format!("move {bits:#06x} is not legal in {sfen}")))?;
+                policy.push((mv, visits));
+            }
+            samples.push(Sample { position, repetitions, value, full_search, policy });
+        }
+        if r.at != body.len() {
+            return Err(ShardError::Bad("trailing bytes".into()));
+        }
+        Ok(Shard { variant, model_id, samples })
+    }
+
+    /// Writes the shard into `dir` under `name` (plus the shard extension),
+    /// through a temporary file renamed when complete. Returns the path.
+    pub fn write(&self, dir: &Path, name: &str) -> Result<PathBuf, ShardError> {
+        let path = dir.join(format!("{name}.{SHARD_EXTENSION}"));
+        let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+        let io = |e| ShardError::Io(path.display().to_string(), e);
+        std::fs::write(&tmp, self.to_bytes()).map_err(io)?;
+        std::fs::rename(&tmp, &path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            ShardError::Io(path.display().to_string(), e)
+        })?;
+        Ok(path)
+    }
+
+    pub fn read(path: &Path) -> Result<Shard, ShardError> {
+        let bytes = std::fs::read(path).map_err(|e| ShardError::Io(path.display().to_string(), e))?;
+        Shard::from_bytes(&bytes)
+    }
+}
+
+/// Reads every complete shard of `variant` in `dir`, newest first, up to
+/// `max_samples` samples; damaged shards (and shards of other variants)
+/// are skipped with a warning each.
+pub fn read_dir(dir: &Path, variant: Variant, max_samples: usize) -> Result<(Vec<Sample>, Vec<String>), ShardError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| ShardError::Io(dir.display().to_string(), e))?;
+    let mut shards: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == SHARD_EXTENSION))
+        .map(|p| (std::fs::metadata(&p).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH), p))
+        .collect();
+    shards.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    let mut samples = Vec::new();
+    let mut warnings = Vec::new();
+    for (_, path) in shards {
+        if samples.len() >= max_samples {
+            break;
+        }
+        match Shard::read(&path) {
+            Ok(s) if s.variant == variant => samples.extend(s.samples),
+            Ok(s) => warnings.push(format!("skipped {}: it is for {}", path.display(), s.variant)),
+            Err(e) => warnings.push(format!("skipped {}: {e}", path.display())),
+        }
+    }
+    samples.truncate(max_samples);
+    Ok((samples, warnings))
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], ShardError> {
+        let s = self.bytes.get(self.at..self.at + n).ok_or(ShardError::Truncated)?;
+        self.at += n;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, ShardError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16, ShardError> {
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
+    }
+    fn u32(&mut self) -> Result<u32, ShardError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    fn string(&mut self) -> Result<String, ShardError> {
+        let n = self.u16()? as usize;
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| ShardError::Bad("text is not UTF-8".into()))
+    }
+}

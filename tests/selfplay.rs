@@ -1,0 +1,109 @@
+//! Self-play records: format round trip, damaged shards skipped, and a
+//! tiny self-play run with a tiny net on the CPU.
+
+use burn::prelude::Device;
+use pantheon::mcts::Rng;
+use pantheon::nn::{Layout, NetConfig, NetEvaluator};
+use pantheon::rules::{Game, Position, Variant};
+use pantheon::selfplay::{Sample, SelfPlayConfig, Shard, ShardError, play, read_dir};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pantheon-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn random_shard(variant: Variant, seed: u64) -> Shard {
+    let mut rng = Rng::new(seed);
+    let mut game = Game::new(Position::startpos(variant));
+    let mut samples = Vec::new();
+    for ply in 0..30 {
+        let moves = game.legal_moves();
+        if moves.is_empty() || game.outcome().is_some() {
+            break;
+        }
+        let policy = if ply % 2 == 0 { moves.iter().map(|&m| (m, rng.below(100) as u32)).collect() } else { vec![] };
+        samples.push(Sample {
+            position: game.position().clone(),
+            repetitions: game.repetitions(),
+            value: [1.0, -1.0, 0.0][ply % 3],
+            full_search: ply % 2 == 0,
+            policy,
+        });
+        game.play(moves[rng.below(moves.len())]);
+    }
+    Shard { variant, model_id: format!("test-{seed}"), samples }
+}
+
+#[test]
+fn shards_round_trip() {
+    for (i, variant) in Variant::ALL.into_iter().enumerate() {
+        let shard = random_shard(variant, i as u64);
+        assert_eq!(Shard::from_bytes(&shard.to_bytes()).unwrap(), shard);
+    }
+}
+
+#[test]
+fn damaged_shards_are_detected_and_skipped_with_a_warning() {
+    let dir = temp_dir("shards");
+    let good = random_shard(Variant::Minishogi, 1);
+    good.write(&dir, "good").unwrap();
+    let bytes = good.to_bytes();
+    std::fs::write(dir.join("truncated.shard"), &bytes[..bytes.len() / 2]).unwrap();
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 3] ^= 1;
+    std::fs::write(dir.join("flipped.shard"), &flipped).unwrap();
+    std::fs::write(dir.join("empty.shard"), b"").unwrap();
+    random_shard(Variant::Mansindam, 2).write(&dir, "other-variant").unwrap();
+    // A temporary file of a writer still at work is not read at all.
+    std::fs::write(dir.join(".busy.tmp123"), &bytes[..10]).unwrap();
+    assert!(matches!(Shard::from_bytes(&flipped), Err(ShardError::Checksum)));
+    assert!(matches!(Shard::from_bytes(&bytes[..5]), Err(ShardError::Truncated)));
+    let (samples, warnings) = read_dir(&dir, Variant::Minishogi, usize::MAX).unwrap();
+    assert_eq!(samples, good.samples);
+    assert_eq!(warnings.len(), 4, "{warnings:?}");
+    assert!(warnings.iter().any(|w| w.contains("truncated.shard")));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn tiny_self_play_writes_readable_records() {
+    let variant = Variant::Minishogi;
+    let device = Device::flex();
+    let config = NetConfig::new(&Layout::new(variant), 1, 8);
+    let net = NetEvaluator::new(config.init(&device), config, variant, device, 32, "tiny".into());
+    let dir = temp_dir("selfplay");
+    let sp = SelfPlayConfig {
+        variant,
+        games: 3,
+        parallel: 3,
+        visits: 24,
+        fast_visits: 8,
+        full_share: 0.5,
+        temperature_plies: 6,
+        resign_value: 0.99,
+        no_resign_share: 0.5,
+        max_plies: 40,
+        leaves_per_game: 4,
+        seed: 5,
+        out: dir.clone(),
+        model_id: "tiny".into(),
+    };
+    let reports = play(&sp, Arc::new(net), &|_| {}).unwrap();
+    assert_eq!(reports.len(), 3);
+    let (samples, warnings) = read_dir(&dir, variant, usize::MAX).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(samples.len(), reports.iter().map(|r| r.samples).sum::<usize>());
+    assert!(samples.iter().any(|s| s.full_search));
+    for s in &samples {
+        assert!([-1.0, 0.0, 1.0].contains(&s.value));
+        assert_eq!(s.full_search, !s.policy.is_empty());
+        if s.full_search {
+            assert!(s.policy.iter().map(|p| p.1).sum::<u32>() > 0);
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
