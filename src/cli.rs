@@ -97,6 +97,64 @@ pub enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Train a net on self-play records (CPU, burn autodiff); resumes an
+    /// interrupted run with the same --out from its checkpoint.
+    Train {
+        #[arg(long)]
+        variant: Variant,
+        /// Directory of self-play shards.
+        #[arg(long)]
+        data: std::path::PathBuf,
+        /// Starting weights (default: the variant's shipped net).
+        #[arg(long)]
+        from: Option<std::path::PathBuf>,
+        /// The trained net; also <out>.losses.csv and <out>.losses.png.
+        #[arg(long)]
+        out: std::path::PathBuf,
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        steps: u64,
+        #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65536))]
+        batch: u64,
+        #[arg(long, default_value_t = 1e-3)]
+        lr: f64,
+        #[arg(long, default_value_t = 1e-4)]
+        weight_decay: f32,
+        /// Replay window: the newest samples used.
+        #[arg(long, default_value_t = 500_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+        window: u64,
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        checkpoint_every: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Play two players against each other: paired games from the same
+    /// random openings with colours swapped; prints the score and the Elo
+    /// difference of A over B with a 95% interval.
+    Match {
+        #[arg(long)]
+        variant: Variant,
+        /// Player A: a weight file, `shipped` or `uniform` (search without a net).
+        #[arg(long)]
+        a: String,
+        /// Player B, the same choices.
+        #[arg(long)]
+        b: String,
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        games: u64,
+        /// Playouts per move.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+        nodes: u64,
+        /// Random plies before the players take over.
+        #[arg(long, default_value_t = 4)]
+        opening_plies: usize,
+        /// Games longer than this count as draws.
+        #[arg(long, default_value_t = 300)]
+        max_plies: usize,
+        #[arg(long, default_value = "auto")]
+        device: String,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Network files: make a freshly initialised net, describe a file.
     Net {
         #[command(subcommand)]
@@ -268,6 +326,77 @@ pub fn run(cli: Cli) -> Result<()> {
             net_init(variant, blocks as usize, channels as usize, seed, &out)
         }
         Command::Net { what: NetCommand::Info { path } } => net_info(&path),
+        Command::Match { variant, a, b, games, nodes, opening_plies, max_plies, device, seed } => {
+            let player = |spec: &str| -> Result<std::sync::Arc<dyn crate::mcts::Evaluator>> {
+                let choice: crate::nn::DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
+                Ok(match spec {
+                    "uniform" => std::sync::Arc::new(crate::mcts::UniformEvaluator),
+                    "shipped" => std::sync::Arc::new(
+                        crate::nn::NetEvaluator::load(variant, "", choice, 8).map_err(|e| anyhow::anyhow!(e))?,
+                    ),
+                    path => std::sync::Arc::new(
+                        crate::nn::NetEvaluator::load(variant, path, choice, 8).map_err(|e| anyhow::anyhow!(e))?,
+                    ),
+                })
+            };
+            let (pa, pb) = (player(&a)?, player(&b)?);
+            let config = crate::selfplay::MatchConfig {
+                variant,
+                games: games as usize,
+                nodes,
+                opening_plies,
+                max_plies: max_plies.max(1),
+                seed,
+            };
+            let result = crate::selfplay::play_match(&config, pa, pb, &mut |i, score| {
+                println!("game {}: A scores {score}", i + 1);
+            });
+            println!("{a} vs {b}: {result}");
+            Ok(())
+        }
+        Command::Train { variant, data, from, out, steps, batch, lr, weight_decay, window, checkpoint_every, seed } => {
+            anyhow::ensure!(lr.is_finite() && lr > 0.0 && lr < 10.0, "--lr must be a small positive number");
+            anyhow::ensure!(weight_decay.is_finite() && weight_decay >= 0.0, "--weight-decay must be 0 or more");
+            let config = crate::train::TrainConfig {
+                variant,
+                data,
+                from,
+                out,
+                steps: steps as usize,
+                batch_size: batch as usize,
+                learning_rate: lr,
+                weight_decay,
+                window: window as usize,
+                checkpoint_every: checkpoint_every as usize,
+                seed,
+            };
+            let started = Instant::now();
+            let every = (config.steps / 50).max(1);
+            let report = crate::train::train(&config, &mut |l| {
+                if l.step % every == 0 || l.step == config.steps {
+                    let pct = 100.0 * l.step as f64 / config.steps as f64;
+                    let filled = (pct / 5.0) as usize;
+                    let bar = format!("{}{}", "#".repeat(filled), ".".repeat(20 - filled.min(20)));
+                    println!(
+                        "[{bar}] step {:>7}/{} ({pct:5.1}%)  policy loss {:.4}  value loss {:.4}  {:.1} s",
+                        l.step,
+                        config.steps,
+                        l.policy,
+                        l.value,
+                        started.elapsed().as_secs_f64()
+                    );
+                }
+            })
+            .map_err(|e| anyhow::anyhow!(e))?;
+            for w in &report.warnings {
+                eprintln!("warning: {w}");
+            }
+            if let Some(step) = report.resumed_from {
+                println!("resumed from the checkpoint at step {step}");
+            }
+            println!("trained on {} samples; wrote {}", report.samples, config.out.display());
+            Ok(())
+        }
         Command::Selfplay {
             variant,
             model,

@@ -10,4 +10,5 @@ pub mod nn;
 pub mod notation;
 pub mod rules;
 pub mod selfplay;
+pub mod train;
 pub mod usi;

@@ -107,3 +107,57 @@ fn tiny_self_play_writes_readable_records() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn tiny_end_to_end_loop_selfplay_train_match() {
+    use pantheon::mcts::UniformEvaluator;
+    use pantheon::selfplay::{MatchConfig, play_match};
+    use pantheon::train::{TrainConfig, train};
+    let variant = Variant::Minishogi;
+    let dir = temp_dir("loop");
+    let device = Device::flex();
+    let config = NetConfig::new(&Layout::new(variant), 1, 8);
+    let first = dir.join("gen0.pnet");
+    pantheon::nn::weights::save(&first, variant, &config, &config.init(&device)).unwrap();
+    let load = |p: &PathBuf| -> Arc<dyn pantheon::mcts::Evaluator> {
+        let l = pantheon::nn::weights::load_file(p, Some(variant), &Device::flex()).unwrap();
+        Arc::new(NetEvaluator::new(l.net, l.config, variant, Device::flex(), 32, p.display().to_string()))
+    };
+    let sp = SelfPlayConfig {
+        variant,
+        games: 4,
+        parallel: 4,
+        visits: 16,
+        fast_visits: 4,
+        full_share: 0.5,
+        temperature_plies: 8,
+        resign_value: 0.99,
+        no_resign_share: 0.25,
+        max_plies: 60,
+        leaves_per_game: 4,
+        seed: 1,
+        out: dir.join("data"),
+        model_id: "gen0".into(),
+    };
+    play(&sp, load(&first), &|_| {}).unwrap();
+    let next = dir.join("gen1.pnet");
+    let tc = TrainConfig {
+        variant,
+        data: dir.join("data"),
+        from: Some(first.clone()),
+        out: next.clone(),
+        steps: 10,
+        batch_size: 32,
+        learning_rate: 1e-3,
+        weight_decay: 1e-4,
+        window: 100_000,
+        checkpoint_every: 5,
+        seed: 2,
+    };
+    let report = train(&tc, &mut |_| {}).unwrap();
+    assert_eq!(report.losses.len(), 10);
+    let mc = MatchConfig { variant, games: 2, nodes: 16, opening_plies: 2, max_plies: 80, seed: 3 };
+    let result = play_match(&mc, load(&next), Arc::new(UniformEvaluator), &mut |_, _| {});
+    assert_eq!(result.games(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -10,6 +10,11 @@ impl Rng {
         Rng(seed)
     }
 
+    /// The internal state: `Rng::new(r.state())` continues where `r` is.
+    pub fn state(&self) -> u64 {
+        self.0
+    }
+
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;

@@ -3,8 +3,10 @@
 
 pub mod batching;
 pub mod games;
+pub mod matches;
 pub mod record;
 
 pub use batching::BatchingEvaluator;
 pub use games::{GameReport, SelfPlayConfig, play, summary};
+pub use matches::{MatchConfig, MatchResult, play_match};
 pub use record::{Sample, Shard, ShardError, read_dir};

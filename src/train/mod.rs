@@ -1,0 +1,8 @@
+//! Training: batches from self-play records, soft cross-entropy policy
+//! loss plus value loss with AdamW weight decay, atomic checkpoints that
+//! resume to the same state, and loss curves as CSV and PNG.
+
+pub mod plot;
+pub mod trainer;
+
+pub use trainer::{TrainConfig, TrainReport, train};

@@ -1,0 +1,99 @@
+//! Training on the CPU: losses, outputs, and resuming an interrupted run
+//! to the same state.
+
+use burn::prelude::Device;
+use pantheon::mcts::Rng;
+use pantheon::nn::{Layout, NetConfig, weights};
+use pantheon::rules::{Game, Position, Variant};
+use pantheon::selfplay::{Sample, Shard};
+use pantheon::train::{TrainConfig, train};
+use std::path::PathBuf;
+
+fn setup(name: &str) -> (PathBuf, TrainConfig) {
+    let dir = std::env::temp_dir().join(format!("pantheon-train-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    let variant = Variant::Minishogi;
+    // Records of random games: full-search targets on even plies.
+    let mut rng = Rng::new(9);
+    for g in 0..3 {
+        let mut game = Game::new(Position::startpos(variant));
+        let mut samples = Vec::new();
+        for ply in 0..20 {
+            let moves = game.legal_moves();
+            if moves.is_empty() || game.outcome().is_some() {
+                break;
+            }
+            let policy =
+                if ply % 2 == 0 { moves.iter().map(|&m| (m, 1 + rng.below(10) as u32)).collect() } else { vec![] };
+            let value = if ply % 2 == 0 { 1.0 } else { -1.0 };
+            samples.push(Sample {
+                position: game.position().clone(),
+                repetitions: 1,
+                value,
+                full_search: ply % 2 == 0,
+                policy,
+            });
+            game.play(moves[rng.below(moves.len())]);
+        }
+        Shard { variant, model_id: "random".into(), samples }.write(&dir.join("data"), &format!("g{g}")).unwrap();
+    }
+    let device = Device::flex();
+    device.seed(1);
+    let config = NetConfig::new(&Layout::new(variant), 1, 8);
+    let from = dir.join("from.pnet");
+    weights::save(&from, variant, &config, &config.init(&device)).unwrap();
+    let tc = TrainConfig {
+        variant,
+        data: dir.join("data"),
+        from: Some(from),
+        out: dir.join("out.pnet"),
+        steps: 6,
+        batch_size: 16,
+        learning_rate: 3e-3,
+        weight_decay: 1e-4,
+        window: 10_000,
+        checkpoint_every: 1,
+        seed: 4,
+    };
+    (dir, tc)
+}
+
+#[test]
+fn training_lowers_the_loss_and_writes_net_csv_and_png() {
+    let (dir, mut tc) = setup("plain");
+    tc.steps = 30;
+    let report = train(&tc, &mut |_| {}).unwrap();
+    assert_eq!(report.losses.len(), 30);
+    let first: f32 = report.losses[..5].iter().map(|l| l.policy + l.value).sum();
+    let last: f32 = report.losses[25..].iter().map(|l| l.policy + l.value).sum();
+    assert!(last < first, "loss {first} -> {last}");
+    assert!(weights::load_file(&tc.out, Some(Variant::Minishogi), &Device::flex()).is_ok());
+    let csv = std::fs::read_to_string(dir.join("out.pnet.losses.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 31);
+    let png = std::fs::read(dir.join("out.pnet.losses.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(!dir.join("out.pnet.ckpt").exists(), "checkpoint removed after a finished run");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_interrupted_run_resumes_to_the_same_state() {
+    let (dir, tc) = setup("resume");
+    let straight = train(&TrainConfig { out: dir.join("straight.pnet"), ..tc.clone() }, &mut |_| {}).unwrap();
+    // Interrupt the second run after step 3 (the checkpoint is written
+    // before progress is reported).
+    let interrupted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        train(&tc, &mut |l| assert!(l.step < 3, "interrupted")).unwrap();
+    }));
+    assert!(interrupted.is_err());
+    assert!(dir.join("out.pnet.ckpt").join("state").exists());
+    let resumed = train(&tc, &mut |_| {}).unwrap();
+    assert_eq!(resumed.resumed_from, Some(3));
+    assert_eq!(resumed.losses.len(), straight.losses.len());
+    for (a, b) in straight.losses.iter().zip(&resumed.losses) {
+        assert_eq!(a.step, b.step);
+        assert!((a.policy - b.policy).abs() < 1e-4 && (a.value - b.value).abs() < 1e-4, "{a:?} vs {b:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
