@@ -155,6 +155,52 @@ pub enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// The reinforcement-learning loop: generations of self-play, training,
+    /// a gating match and promotion, in a run directory; rerun the same
+    /// command to resume.
+    Loop {
+        #[arg(long)]
+        variant: Variant,
+        #[arg(long)]
+        dir: std::path::PathBuf,
+        /// Generations to reach (counting those already done).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        generations: u64,
+        /// Starting weights of a new run (default: the shipped net).
+        #[arg(long)]
+        from: Option<std::path::PathBuf>,
+        /// Self-play games per generation.
+        #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+        games: u64,
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        parallel: u64,
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        visits: u64,
+        #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        fast_visits: u64,
+        /// Training steps per generation.
+        #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        steps: u64,
+        #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=65536))]
+        batch: u64,
+        #[arg(long, default_value_t = 1e-3)]
+        lr: f64,
+        /// Replay window (newest samples).
+        #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+        window: u64,
+        /// Games of the gating match (candidate vs best).
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(2..=1_000_000))]
+        gate_games: u64,
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+        gate_nodes: u64,
+        /// Score share a candidate needs to be promoted.
+        #[arg(long, default_value_t = 0.55)]
+        gate_score: f64,
+        #[arg(long, default_value_t = 400)]
+        max_plies: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Network files: make a freshly initialised net, describe a file.
     Net {
         #[command(subcommand)]
@@ -326,6 +372,77 @@ pub fn run(cli: Cli) -> Result<()> {
             net_init(variant, blocks as usize, channels as usize, seed, &out)
         }
         Command::Net { what: NetCommand::Info { path } } => net_info(&path),
+        Command::Loop {
+            variant,
+            dir,
+            generations,
+            from,
+            games,
+            parallel,
+            visits,
+            fast_visits,
+            steps,
+            batch,
+            lr,
+            window,
+            gate_games,
+            gate_nodes,
+            gate_score,
+            max_plies,
+            seed,
+        } => {
+            anyhow::ensure!((0.0..=1.0).contains(&gate_score), "--gate-score must be between 0 and 1");
+            anyhow::ensure!(lr.is_finite() && lr > 0.0 && lr < 10.0, "--lr must be a small positive number");
+            let selfplay = crate::selfplay::SelfPlayConfig {
+                variant,
+                games: games as usize,
+                parallel: parallel as usize,
+                visits,
+                fast_visits,
+                full_share: 0.25,
+                temperature_plies: 12,
+                resign_value: 0.95,
+                no_resign_share: 0.1,
+                max_plies: max_plies.max(1),
+                leaves_per_game: 8,
+                seed,
+                out: dir.join("data"),
+                model_id: String::new(),
+            };
+            let train = crate::train::TrainConfig {
+                variant,
+                data: dir.join("data"),
+                from: None,
+                out: dir.join("nets/candidate.pnet"),
+                steps: steps as usize,
+                batch_size: batch as usize,
+                learning_rate: lr,
+                weight_decay: 1e-4,
+                window: window as usize,
+                checkpoint_every: 100,
+                seed,
+            };
+            let gate = crate::selfplay::MatchConfig {
+                variant,
+                games: gate_games as usize,
+                nodes: gate_nodes,
+                opening_plies: 4,
+                max_plies: max_plies.max(1),
+                seed,
+            };
+            let config = crate::train::LoopConfig {
+                variant,
+                dir,
+                generations: generations as usize,
+                from,
+                selfplay,
+                train,
+                gate,
+                gate_score,
+            };
+            crate::train::generations::run(&config, &mut |line| println!("{line}")).map_err(|e| anyhow::anyhow!(e))?;
+            Ok(())
+        }
         Command::Match { variant, a, b, games, nodes, opening_plies, max_plies, device, seed } => {
             let player = |spec: &str| -> Result<std::sync::Arc<dyn crate::mcts::Evaluator>> {
                 let choice: crate::nn::DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;

@@ -97,3 +97,48 @@ fn an_interrupted_run_resumes_to_the_same_state() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_loop_runs_generations_and_resumes() {
+    use pantheon::selfplay::{MatchConfig, SelfPlayConfig};
+    use pantheon::train::{LoopConfig, generations};
+    let (dir, tc) = setup("loop");
+    let variant = Variant::Minishogi;
+    let run = dir.join("run");
+    let mut config = LoopConfig {
+        variant,
+        dir: run.clone(),
+        generations: 1,
+        from: tc.from.clone(),
+        selfplay: SelfPlayConfig {
+            variant,
+            games: 3,
+            parallel: 3,
+            visits: 12,
+            fast_visits: 4,
+            full_share: 0.5,
+            temperature_plies: 6,
+            resign_value: 0.99,
+            no_resign_share: 0.3,
+            max_plies: 40,
+            leaves_per_game: 4,
+            seed: 1,
+            out: run.join("data"),
+            model_id: String::new(),
+        },
+        train: TrainConfig { steps: 4, checkpoint_every: 2, ..tc.clone() },
+        gate: MatchConfig { variant, games: 2, nodes: 8, opening_plies: 2, max_plies: 40, seed: 1 },
+        gate_score: 0.5,
+    };
+    let logs = generations::run(&config, &mut |_| {}).unwrap();
+    assert_eq!(logs.len(), 1);
+    config.generations = 2;
+    let mut lines = Vec::new();
+    let logs = generations::run(&config, &mut |l| lines.push(l.to_string())).unwrap();
+    assert!(lines[0].starts_with("resuming after generation 1"), "{lines:?}");
+    assert_eq!(logs.iter().map(|l| l.generation).collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(std::fs::read_to_string(run.join("log.csv")).unwrap().lines().count(), 3);
+    assert!(std::fs::read_to_string(run.join("state")).unwrap().starts_with("generation 2"));
+    assert!(run.join("strength.png").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

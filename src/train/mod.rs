@@ -2,7 +2,9 @@
 //! loss plus value loss with AdamW weight decay, atomic checkpoints that
 //! resume to the same state, and loss curves as CSV and PNG.
 
+pub mod generations;
 pub mod plot;
 pub mod trainer;
 
+pub use generations::{GenerationLog, LoopConfig};
 pub use trainer::{TrainConfig, TrainReport, train};

@@ -1,0 +1,209 @@
+//! The reinforcement-learning loop: generations of self-play -> training
+//! -> a gating match -> promotion, resumable after interruption, with a
+//! per-generation log and a plot of strength.
+//!
+//! A run directory holds:
+//! ```text
+//! state            "generation N" and "best PATH" (rewritten atomically)
+//! nets/gen0.pnet   the starting net; nets/genN.pnet each candidate
+//! data/            self-play shards of all generations
+//! log.csv          one line per finished generation
+//! strength.png     cumulative Elo of the accepted nets
+//! ```
+
+use super::trainer::{TrainConfig, train};
+use crate::mcts::Evaluator;
+use crate::nn::{DeviceChoice, NetEvaluator};
+use crate::rules::Variant;
+use crate::selfplay::{MatchConfig, SelfPlayConfig, play, play_match, summary};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Settings of a loop run.
+#[derive(Clone, Debug)]
+pub struct LoopConfig {
+    pub variant: Variant,
+    pub dir: PathBuf,
+    /// Generations to reach (counting those already done).
+    pub generations: usize,
+    /// Starting weights for a new run (`None`: the shipped net).
+    pub from: Option<PathBuf>,
+    pub selfplay: SelfPlayConfig,
+    pub train: TrainConfig,
+    pub gate: MatchConfig,
+    /// A candidate is promoted when it scores at least this share.
+    pub gate_score: f64,
+}
+
+/// One finished generation.
+#[derive(Clone, Debug)]
+pub struct GenerationLog {
+    pub generation: usize,
+    pub games: usize,
+    pub positions: usize,
+    pub policy_loss: f32,
+    pub value_loss: f32,
+    pub score: f64,
+    pub elo: f64,
+    pub accepted: bool,
+    pub seconds: f64,
+}
+
+fn state_path(dir: &Path) -> PathBuf {
+    dir.join("state")
+}
+
+fn read_state(dir: &Path) -> Result<Option<(usize, PathBuf)>, String> {
+    let Ok(text) = std::fs::read_to_string(state_path(dir)) else { return Ok(None) };
+    let mut generation = None;
+    let mut best = None;
+    for line in text.lines() {
+        match line.split_once(' ') {
+            Some(("generation", n)) => generation = n.trim().parse().ok(),
+            Some(("best", p)) => best = Some(PathBuf::from(p.trim())),
+            _ => return Err(format!("{}: bad line '{line}'", state_path(dir).display())),
+        }
+    }
+    match (generation, best) {
+        (Some(g), Some(b)) => Ok(Some((g, b))),
+        _ => Err(format!("{}: missing generation or best", state_path(dir).display())),
+    }
+}
+
+fn write_state(dir: &Path, generation: usize, best: &Path) -> Result<(), String> {
+    let tmp = dir.join("state.tmp");
+    std::fs::write(&tmp, format!("generation {generation}\nbest {}\n", best.display()))
+        .and_then(|_| std::fs::rename(&tmp, state_path(dir)))
+        .map_err(|e| format!("cannot write {}: {e}", state_path(dir).display()))
+}
+
+fn load(variant: Variant, path: &Path, batch: usize) -> Result<Arc<dyn Evaluator>, String> {
+    let p = path.to_str().ok_or("net path is not UTF-8")?;
+    Ok(Arc::new(NetEvaluator::load(variant, p, DeviceChoice::Auto, batch)?))
+}
+
+/// Runs (or resumes) the loop, calling `report` with progress lines.
+pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<GenerationLog>, String> {
+    let dir = &config.dir;
+    std::fs::create_dir_all(dir.join("nets")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let (mut done, mut best) = match read_state(dir)? {
+        Some(s) => {
+            report(&format!("resuming after generation {}, best net {}", s.0, s.1.display()));
+            s
+        }
+        None => {
+            let first = dir.join("nets/gen0.pnet");
+            let bytes = match &config.from {
+                Some(p) => std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?,
+                None => crate::nn::shipped(config.variant).to_vec(),
+            };
+            crate::nn::weights::parse(&bytes).map_err(|e| e.to_string())?;
+            std::fs::write(&first, bytes).map_err(|e| format!("cannot write {}: {e}", first.display()))?;
+            write_state(dir, 0, &first)?;
+            (0, first)
+        }
+    };
+    let mut logs = read_log(dir);
+    while done < config.generations {
+        let g = done + 1;
+        let started = Instant::now();
+        report(&format!("generation {g}: self-play with {}", best.display()));
+        let sp = SelfPlayConfig {
+            out: dir.join("data"),
+            model_id: best.display().to_string(),
+            seed: config.selfplay.seed.wrapping_add(g as u64),
+            ..config.selfplay.clone()
+        };
+        let games = play(&sp, load(config.variant, &best, 64)?, &|_| {})?;
+        report(&format!("generation {g}: {}", summary(&games, started.elapsed())));
+        let candidate = dir.join(format!("nets/gen{g}.pnet"));
+        let tc = TrainConfig {
+            data: dir.join("data"),
+            from: Some(best.clone()),
+            out: candidate.clone(),
+            seed: config.train.seed.wrapping_add(g as u64),
+            ..config.train.clone()
+        };
+        let trained = train(&tc, &mut |_| {})?;
+        let tail = &trained.losses[trained.losses.len().saturating_sub(10)..];
+        let policy_loss = tail.iter().map(|l| l.policy).sum::<f32>() / tail.len().max(1) as f32;
+        let value_loss = tail.iter().map(|l| l.value).sum::<f32>() / tail.len().max(1) as f32;
+        report(&format!("generation {g}: trained, policy loss {policy_loss:.4}, value loss {value_loss:.4}"));
+        let gate = MatchConfig { seed: config.gate.seed.wrapping_add(g as u64), ..config.gate.clone() };
+        let result =
+            play_match(&gate, load(config.variant, &candidate, 8)?, load(config.variant, &best, 8)?, &mut |_, _| {});
+        let accepted = result.score() >= config.gate_score;
+        report(&format!(
+            "generation {g}: candidate vs best {result}; {}",
+            if accepted { "promoted" } else { "rejected" }
+        ));
+        let log = GenerationLog {
+            generation: g,
+            games: games.len(),
+            positions: games.iter().map(|r| r.samples).sum(),
+            policy_loss,
+            value_loss,
+            score: result.score(),
+            elo: result.elo().0,
+            accepted,
+            seconds: started.elapsed().as_secs_f64(),
+        };
+        if accepted {
+            best = candidate;
+        }
+        logs.push(log);
+        write_log(dir, &logs)?;
+        write_state(dir, g, &best)?;
+        done = g;
+    }
+    Ok(logs)
+}
+
+fn read_log(dir: &Path) -> Vec<GenerationLog> {
+    let Ok(text) = std::fs::read_to_string(dir.join("log.csv")) else { return Vec::new() };
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            Some(GenerationLog {
+                generation: f.first()?.parse().ok()?,
+                games: f.get(1)?.parse().ok()?,
+                positions: f.get(2)?.parse().ok()?,
+                policy_loss: f.get(3)?.parse().ok()?,
+                value_loss: f.get(4)?.parse().ok()?,
+                score: f.get(5)?.parse().ok()?,
+                elo: f.get(6)?.parse().ok()?,
+                accepted: f.get(7)? == &"true",
+                seconds: f.get(8)?.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+fn write_log(dir: &Path, logs: &[GenerationLog]) -> Result<(), String> {
+    let mut csv =
+        String::from("generation,games,positions,policy_loss,value_loss,score_vs_best,elo_vs_best,accepted,seconds\n");
+    for l in logs {
+        csv.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{:.1}\n",
+            l.generation, l.games, l.positions, l.policy_loss, l.value_loss, l.score, l.elo, l.accepted, l.seconds
+        ));
+    }
+    let tmp = dir.join("log.csv.tmp");
+    std::fs::write(&tmp, csv)
+        .and_then(|_| std::fs::rename(&tmp, dir.join("log.csv")))
+        .map_err(|e| format!("cannot write log: {e}"))?;
+    // Strength: cumulative Elo of promoted candidates (clamped, as an
+    // all-won gate has an infinite estimate).
+    let mut total = 0.0;
+    let mut points = vec![(0.0, 0.0)];
+    for l in logs {
+        if l.accepted {
+            total += l.elo.clamp(-800.0, 800.0);
+        }
+        points.push((l.generation as f64, total));
+    }
+    let png = super::plot::line_chart(&[("elo", points)], 640, 360);
+    std::fs::write(dir.join("strength.png"), png).map_err(|e| format!("cannot write plot: {e}"))
+}
