@@ -178,6 +178,22 @@ fn ponder_then_ponderhit() {
 }
 
 #[test]
+fn pondering_on_a_finished_game_waits_for_stop() {
+    let mut e = Engine::start();
+    // Gote is checkmated: there is nothing to search, but a ponder search
+    // must still wait for stop before answering.
+    e.send("position sfen 3rk/4S/3G1/5/K4 w - 2");
+    e.send("go ponder byoyomi 100");
+    std::thread::sleep(Duration::from_millis(300));
+    e.send("isready");
+    let lines = e.until("readyok");
+    assert!(!lines.iter().any(|l| l.starts_with("bestmove")), "answered before stop: {lines:?}");
+    e.send("stop");
+    assert_eq!(e.bestmove(), "resign");
+    e.quit();
+}
+
+#[test]
 fn multipv_three_prints_three_lines() {
     let mut e = Engine::start();
     e.send("setoption name MultiPV value 3");

@@ -262,6 +262,17 @@ impl Searcher {
         let started = Instant::now();
         let root = self.root.clone().expect("set_position before search");
         if let Some(outcome) = root.outcome() {
+            // Nothing to search; a ponder or infinite search still answers
+            // only when told to (USI).
+            if limits.infinite || limits.ponder {
+                let released = || {
+                    stop.load(Ordering::SeqCst)
+                        || (limits.ponder && !limits.infinite && ponderhit.load(Ordering::SeqCst))
+                };
+                while !released() {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            }
             return self.finished_game_result(outcome, started);
         }
         let root_noise = self.params.root_noise.map(|(alpha, _)| {
@@ -529,7 +540,8 @@ impl Shared<'_> {
                 let mut tree = self.tree.lock();
                 for path in &collided {
                     for &id in path {
-                        tree.node_mut(id).in_flight -= 1;
+                        let n = tree.node_mut(id);
+                        n.in_flight = n.in_flight.saturating_sub(1);
                     }
                 }
                 idle |= requests.is_empty();
@@ -560,6 +572,9 @@ impl Shared<'_> {
         loop {
             let n = tree.node(node);
             if let Some(v) = n.proof.value() {
+                // The backup takes one in-flight count off every node of
+                // the path; this last one has not been given one yet.
+                tree.node_mut(node).in_flight += 1;
                 self.backup(&mut tree, &path, v, false);
                 return Walk::Known;
             }
@@ -569,9 +584,9 @@ impl Shared<'_> {
                     return Walk::Collision(path);
                 }
                 NodeState::New | NodeState::Leaf => {
-                    if n.state == NodeState::Leaf {
-                        self.full.store(true, Ordering::SeqCst);
-                    }
+                    // A `Leaf` (not expanded for lack of memory) is
+                    // evaluated again; if it still cannot be expanded,
+                    // `finish_leaves` marks the tree full.
                     tree.node_mut(node).state = NodeState::Pending;
                     tree.node_mut(node).in_flight += 1;
                     return Walk::Leaf(path, moves);
@@ -874,12 +889,14 @@ fn principal_variation(tree: &Tree, id: u32) -> Vec<Move> {
     pv
 }
 
-/// Recomputes a node's proof from its children; returns whether it changed.
+/// Recomputes a node's proof from its children; returns whether it changed
+/// (appeared, or became a shorter win or a longer loss).
 fn update_proof(tree: &mut Tree, id: u32) -> bool {
     let node = tree.node(id);
-    if node.state != NodeState::Expanded || node.proof.is_proven() {
+    if node.state != NodeState::Expanded {
         return false;
     }
+    let old = node.proof;
     let mut best_win: Option<u16> = None;
     let mut all_proven = true;
     let mut longest_loss: u16 = 0;
@@ -899,8 +916,18 @@ fn update_proof(tree: &mut Tree, id: u32) -> bool {
         (None, true, None) => Proof::Loss(longest_loss),
         _ => return false,
     };
-    tree.node_mut(id).proof = proof;
-    true
+    // A proof only ever improves: a shorter win found by a walk that was
+    // already under way replaces a longer one.
+    let better = match (old, proof) {
+        (Proof::Unknown, _) => true,
+        (Proof::Win(a), Proof::Win(b)) => b < a,
+        (Proof::Loss(a), Proof::Loss(b)) => b > a,
+        _ => false,
+    };
+    if better {
+        tree.node_mut(id).proof = proof;
+    }
+    better
 }
 
 /// A move that wins at once: checkmate or campmate. History rules are

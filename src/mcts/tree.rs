@@ -228,33 +228,46 @@ impl Tree {
     }
 
     /// A new tree holding the subtree under `new_root` (node ids renumbered),
-    /// with the same budget.
+    /// with the same budget; its arenas are sized exactly.
     pub fn subtree(&self, new_root: u32) -> Tree {
-        let mut out = Tree { nodes: Vec::new(), edges: Vec::new(), budget_bytes: self.budget_bytes };
-        out.nodes.push(self.node(new_root).clone());
+        // Count first, so the copy reserves what it needs once.
+        let (mut node_count, mut edge_count) = (0usize, 0usize);
+        let mut stack = vec![new_root];
+        while let Some(id) = stack.pop() {
+            node_count += 1;
+            edge_count += self.edges(id).len();
+            stack.extend(self.edges(id).iter().filter(|e| e.child != NO_NODE).map(|e| e.child));
+        }
+        let fresh = |id: u32| {
+            let mut n = self.node(id).clone();
+            n.in_flight = 0;
+            if matches!(n.state, NodeState::Pending | NodeState::Leaf) {
+                // A pending evaluation belonged to the finished search; a
+                // node left unexpanded for lack of memory may fit now.
+                n.state = NodeState::New;
+            }
+            n
+        };
+        let mut out = Tree {
+            nodes: Vec::with_capacity(node_count),
+            edges: Vec::with_capacity(edge_count),
+            budget_bytes: self.budget_bytes,
+        };
+        out.nodes.push(fresh(new_root));
         // Breadth-first copy: (old id, new id).
         let mut queue = std::collections::VecDeque::from([(new_root, 0u32)]);
         while let Some((old, new)) = queue.pop_front() {
-            let old_edges = self.edges(old);
-            let first = out.edges.len() as u32;
-            out.nodes[new as usize].first_edge = first;
-            for e in old_edges {
+            out.nodes[new as usize].first_edge = out.edges.len() as u32;
+            for e in self.edges(old) {
                 let mut copy = *e;
                 if e.child != NO_NODE {
-                    let mut child = self.node(e.child).clone();
-                    if child.state == NodeState::Pending {
-                        // Its evaluation belonged to the finished search.
-                        child.state = NodeState::New;
-                    }
-                    child.in_flight = 0;
-                    out.nodes.push(child);
+                    out.nodes.push(fresh(e.child));
                     copy.child = out.nodes.len() as u32 - 1;
                     queue.push_back((e.child, copy.child));
                 }
                 out.edges.push(copy);
             }
         }
-        out.nodes.iter_mut().for_each(|n| n.in_flight = 0);
         out
     }
 }

@@ -47,7 +47,11 @@ fn serve(inner: &dyn Evaluator, jobs: Receiver<Job>, patience: Duration) {
         let all: Vec<EvalRequest> = batch.iter_mut().flat_map(|(r, _)| std::mem::take(r)).collect();
         let mut answers = Vec::with_capacity(all.len());
         for chunk in all.chunks(max) {
-            answers.extend(inner.evaluate(chunk));
+            let got = inner.evaluate(chunk);
+            // Answers must line up with requests; a short answer would hand
+            // one game's evaluations to another.
+            assert_eq!(got.len(), chunk.len(), "evaluator answered {} of {} positions", got.len(), chunk.len());
+            answers.extend(got);
         }
         let mut answers = answers.into_iter();
         for ((_, reply), n) in batch.into_iter().zip(lens) {
@@ -58,11 +62,11 @@ fn serve(inner: &dyn Evaluator, jobs: Receiver<Job>, patience: Duration) {
 
 impl Evaluator for BatchingEvaluator {
     fn evaluate(&self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+        // If the server thread died (its evaluator panicked), stop loudly
+        // rather than feed the games made-up evaluations.
         let (tx, rx) = crossbeam::channel::bounded(1);
-        if self.jobs.send((batch.to_vec(), tx)).is_err() {
-            return Vec::new();
-        }
-        rx.recv().unwrap_or_default()
+        self.jobs.send((batch.to_vec(), tx)).expect("the batching evaluator's server thread has stopped");
+        rx.recv().expect("the batching evaluator's server thread has stopped")
     }
 
     fn max_batch(&self) -> usize {

@@ -56,7 +56,8 @@ struct Running {
     answered: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
     ponderhit: Arc<AtomicBool>,
-    handle: JoinHandle<Searcher>,
+    /// Gives the searcher back (none if the search panicked).
+    handle: JoinHandle<Option<Searcher>>,
 }
 
 /// Whether to go on reading input.
@@ -154,10 +155,8 @@ impl Session {
 
     fn join(&mut self) {
         if let Some(r) = self.running.take() {
-            match r.handle.join() {
-                Ok(searcher) => self.searcher = Some(searcher),
-                Err(_) => self.out.error("the search thread failed; a new searcher will be made"),
-            }
+            // A searcher lost to a failed search is made anew at the next `go`.
+            self.searcher = r.handle.join().ok().flatten();
         }
     }
 
@@ -252,18 +251,33 @@ impl Session {
         let out = self.out.clone();
         let (s, p, a) = (stop.clone(), ponderhit.clone(), answered.clone());
         let variant = o.variant;
+        let fallback = game.legal_moves().first().map(|&m| format_move(variant, m));
         let handle = std::thread::spawn(move || {
-            let result = searcher.search_pondering(&limits, &s, &p, &mut |info| {
-                for line in info_lines(variant, info) {
+            let searched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let result = searcher.search_pondering(&limits, &s, &p, &mut |info| {
+                    for line in info_lines(variant, info) {
+                        out.line(&line);
+                    }
+                });
+                for line in info_lines(variant, &result.info) {
                     out.line(&line);
                 }
-            });
-            for line in info_lines(variant, &result.info) {
-                out.line(&line);
+                (searcher, result)
+            }));
+            match searched {
+                Ok((searcher, result)) => {
+                    a.store(true, Ordering::SeqCst);
+                    out.line(&bestmove(variant, &result, &o));
+                    Some(searcher)
+                }
+                Err(_) => {
+                    // Never leave the GUI waiting: answer with a legal move.
+                    out.line("info string error: the search failed; playing the first legal move");
+                    a.store(true, Ordering::SeqCst);
+                    out.line(&format!("bestmove {}", fallback.as_deref().unwrap_or("resign")));
+                    None
+                }
             }
-            a.store(true, Ordering::SeqCst);
-            out.line(&bestmove(variant, &result, &o));
-            searcher
         });
         self.running = Some(Running { answered, stop, ponderhit, handle });
     }
