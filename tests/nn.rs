@@ -90,6 +90,11 @@ fn bad_weight_files_are_refused_with_a_reason() {
     let mut version = bytes.clone();
     version[8] = 99;
     assert!(matches!(err(&version, None), WeightsError::Version { found: 99 }));
+    // A record length near 2^64 must not overflow the bounds arithmetic.
+    let header_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let mut huge = bytes.clone();
+    huge[16 + header_len..24 + header_len].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert!(matches!(err(&huge, None), WeightsError::Truncated(_)));
     let missing = weights::load_file(std::path::Path::new("/nonexistent/net.pnet"), None, &device);
     assert!(matches!(missing, Err(WeightsError::Read { .. })));
     assert!(err(&flipped, None).to_string().contains("checksum"));

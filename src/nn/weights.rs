@@ -130,7 +130,9 @@ pub fn parse(bytes: &[u8]) -> Result<(Variant, NetConfig, &[u8]), WeightsError> 
             WeightsError::BadMagic
         });
     }
-    let take = |at: usize, n: usize, what: &'static str| bytes.get(at..at + n).ok_or(WeightsError::Truncated(what));
+    let take = |at: usize, n: usize, what: &'static str| {
+        at.checked_add(n).and_then(|end| bytes.get(at..end)).ok_or(WeightsError::Truncated(what))
+    };
     let version = u32::from_le_bytes(take(8, 4, "version")?.try_into().expect("4 bytes"));
     if version != FORMAT_VERSION {
         return Err(WeightsError::Version { found: version });
@@ -141,7 +143,7 @@ pub fn parse(bytes: &[u8]) -> Result<(Variant, NetConfig, &[u8]), WeightsError> 
     let record_len = u64::from_le_bytes(take(at, 8, "record length")?.try_into().expect("8 bytes"));
     let record_len = usize::try_from(record_len).map_err(|_| WeightsError::Truncated("record"))?;
     let record = take(at + 8, record_len, "record")?;
-    let end = at + 8 + record_len;
+    let end = at + 8 + record.len();
     let crc = u32::from_le_bytes(take(end, 4, "checksum")?.try_into().expect("4 bytes"));
     if bytes.len() != end + 4 {
         return Err(WeightsError::Header(format!("{} trailing bytes", bytes.len() - end - 4)));
