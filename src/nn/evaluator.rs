@@ -31,13 +31,47 @@ impl std::str::FromStr for DeviceChoice {
     }
 }
 
-/// The burn device for a choice. This build has the CPU backend only; the
-/// wgpu GPU backend is a later addition (see the README).
+/// The burn device for a choice: `cpu` is burn's flex backend; `gpu` the
+/// wgpu backend (any adapter, software ones included); `auto` the GPU when
+/// a real one is present, else the CPU.
 pub fn device(choice: DeviceChoice) -> Result<Device, String> {
     match choice {
-        DeviceChoice::Cpu | DeviceChoice::Auto => Ok(Device::flex()),
-        DeviceChoice::Gpu => Err("this build has no GPU backend; use Device cpu or auto".into()),
+        DeviceChoice::Cpu => Ok(Device::flex()),
+        DeviceChoice::Gpu => gpu_device(),
+        DeviceChoice::Auto if has_real_gpu() => gpu_device().or_else(|_| Ok(Device::flex())),
+        DeviceChoice::Auto => Ok(Device::flex()),
     }
+}
+
+/// Whether the machine has a physical GPU that wgpu can use.
+#[cfg(feature = "gpu")]
+pub fn has_real_gpu() -> bool {
+    !Device::enumerate_physical().is_empty()
+}
+
+#[cfg(not(feature = "gpu"))]
+pub fn has_real_gpu() -> bool {
+    false
+}
+
+/// The process's wgpu device, made once (burn's wgpu runtime cannot be
+/// initialised twice); the error is remembered too.
+#[cfg(feature = "gpu")]
+fn gpu_device() -> Result<Device, String> {
+    use burn::tensor::DeviceKind;
+    static GPU: std::sync::OnceLock<Result<Device, String>> = std::sync::OnceLock::new();
+    GPU.get_or_init(|| {
+        Device::wgpu_options()
+            .device_kind(DeviceKind::DefaultDevice)
+            .init()
+            .map_err(|e| format!("no usable GPU adapter: {e}"))
+    })
+    .clone()
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_device() -> Result<Device, String> {
+    Err("this build has no GPU backend (build with the gpu feature); use Device cpu or auto".into())
 }
 
 /// The weight file shipped for each variant, embedded in the binary.
@@ -96,7 +130,8 @@ impl NetEvaluator {
             (net, model_file.to_string())
         };
         let c = &loaded.config;
-        let name = format!("{name} ({} blocks x {} channels, cpu)", c.blocks, c.channels);
+        let where_ = if device == Device::flex() { "cpu" } else { "gpu" };
+        let name = format!("{name} ({} blocks x {} channels, {where_})", c.blocks, c.channels);
         Ok(NetEvaluator::new(loaded.net, loaded.config, variant, device, max_batch, name))
     }
 
