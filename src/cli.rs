@@ -1,7 +1,7 @@
 //! The command line: `pantheon perft`, `pantheon show`.
 
 use crate::notation::sfen::piece_str;
-use crate::notation::{UsiMove, format_move, parse_position, to_sfen};
+use crate::notation::{format_move, parse_position, to_sfen};
 use crate::rules::{Color, Game, Variant, perft};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -326,17 +326,7 @@ impl GameArgs {
     /// bad SFEN or the first illegal move and why.
     pub fn game(&self) -> Result<Game> {
         let sfen = self.sfen.as_deref().unwrap_or("startpos");
-        let start = parse_position(self.variant, sfen).with_context(|| format!("bad --sfen '{sfen}'"))?;
-        let mut game = Game::new(start);
-        for (i, text) in self.moves.iter().enumerate() {
-            if let Some(outcome) = game.outcome() {
-                anyhow::bail!("move {} ({text}): the game is already over: {outcome}", i + 1);
-            }
-            let usi = UsiMove::parse(text, self.variant.geometry()).with_context(|| format!("move {}", i + 1))?;
-            let mv = usi.to_game_move(&game).with_context(|| format!("move {}", i + 1))?;
-            game.play(mv);
-        }
-        Ok(game)
+        crate::usi::build_game(self.variant, sfen, &self.moves).map_err(|e| anyhow::anyhow!(e))
     }
 }
 
