@@ -133,7 +133,9 @@ pub enum Command {
     Match {
         #[arg(long)]
         variant: Variant,
-        /// Player A: a weight file, `shipped` or `uniform` (search without a net).
+        /// Player A: a weight file, `shipped`, `uniform` (search without a
+        /// net), `random` (random legal moves) or `greedy` (material-greedy
+        /// 1-ply).
         #[arg(long)]
         a: String,
         /// Player B, the same choices.
@@ -141,9 +143,15 @@ pub enum Command {
         b: String,
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
         games: u64,
-        /// Playouts per move.
+        /// Playouts per move of searching players.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
         nodes: u64,
+        /// Milliseconds per move of searching players (instead of --nodes).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+        movetime: Option<u64>,
+        /// Search threads of searching players.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+        threads: u64,
         /// Random plies before the players take over.
         #[arg(long, default_value_t = 4)]
         opening_plies: usize,
@@ -415,7 +423,8 @@ pub fn run(cli: Cli) -> Result<()> {
             let gate = crate::selfplay::MatchConfig {
                 variant,
                 games: gate_games as usize,
-                nodes: gate_nodes,
+                limit: crate::selfplay::MoveLimit::Nodes(gate_nodes),
+                threads: 1,
                 opening_plies: 4,
                 max_plies: max_plies.max(1),
                 seed,
@@ -433,24 +442,32 @@ pub fn run(cli: Cli) -> Result<()> {
             crate::train::generations::run(&config, &mut |line| println!("{line}")).map_err(|e| anyhow::anyhow!(e))?;
             Ok(())
         }
-        Command::Match { variant, a, b, games, nodes, opening_plies, max_plies, device, seed } => {
-            let player = |spec: &str| -> Result<std::sync::Arc<dyn crate::mcts::Evaluator>> {
-                let choice: crate::nn::DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
-                Ok(match spec {
-                    "uniform" => std::sync::Arc::new(crate::mcts::UniformEvaluator),
-                    "shipped" => std::sync::Arc::new(
-                        crate::nn::NetEvaluator::load(variant, "", choice, 8).map_err(|e| anyhow::anyhow!(e))?,
-                    ),
-                    path => std::sync::Arc::new(
-                        crate::nn::NetEvaluator::load(variant, path, choice, 8).map_err(|e| anyhow::anyhow!(e))?,
-                    ),
-                })
+        Command::Match { variant, a, b, games, nodes, movetime, threads, opening_plies, max_plies, device, seed } => {
+            use crate::selfplay::Player;
+            let choice: crate::nn::DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
+            let player = |spec: &str| -> Result<Player> {
+                let net = |path: &str| -> Result<Player> {
+                    let e = crate::nn::NetEvaluator::load(variant, path, choice, 8).map_err(|e| anyhow::anyhow!(e))?;
+                    Ok(Player::Search(std::sync::Arc::new(e)))
+                };
+                match spec {
+                    "uniform" => Ok(Player::Search(std::sync::Arc::new(crate::mcts::UniformEvaluator))),
+                    "random" => Ok(Player::Random),
+                    "greedy" => Ok(Player::Greedy),
+                    "shipped" => net(""),
+                    path => net(path),
+                }
             };
             let (pa, pb) = (player(&a)?, player(&b)?);
+            let limit = match movetime {
+                Some(ms) => crate::selfplay::MoveLimit::Time(std::time::Duration::from_millis(ms)),
+                None => crate::selfplay::MoveLimit::Nodes(nodes),
+            };
             let config = crate::selfplay::MatchConfig {
                 variant,
                 games: games as usize,
-                nodes,
+                limit,
+                threads: threads as usize,
                 opening_plies,
                 max_plies: max_plies.max(1),
                 seed,

@@ -98,3 +98,22 @@ fn bad_input_fails_cleanly_with_a_message() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn match_against_baseline_players() {
+    // Deterministic: one search thread, fixed playouts, seeded openings
+    // and random moves.
+    let o = pantheon(&["match", "--variant", "minishogi", "--a", "uniform", "--b", "random", "--games", "4"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let last = out.lines().last().unwrap();
+    assert!(last.starts_with("uniform vs random: +"), "{out}");
+    let wins: usize = last["uniform vs random: +".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(wins >= 3, "a 100-playout search should beat random play: {out}");
+    let o = pantheon(&["match", "--variant", "minishogi", "--a", "greedy", "--b", "random", "--games", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).lines().last().unwrap().contains("(2 games"), "{}", stdout(&o));
+    let o = pantheon(&["match", "--variant", "minishogi", "--a", "no/such.pnet", "--b", "random", "--games", "2"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("no/such.pnet"), "{}", stderr(&o));
+}

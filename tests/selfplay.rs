@@ -111,7 +111,7 @@ fn tiny_self_play_writes_readable_records() {
 #[test]
 fn tiny_end_to_end_loop_selfplay_train_match() {
     use pantheon::mcts::UniformEvaluator;
-    use pantheon::selfplay::{MatchConfig, play_match};
+    use pantheon::selfplay::{MatchConfig, MoveLimit, Player, play_match};
     use pantheon::train::{TrainConfig, train};
     let variant = Variant::Minishogi;
     let dir = temp_dir("loop");
@@ -156,8 +156,17 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
     };
     let report = train(&tc, &mut |_| {}).unwrap();
     assert_eq!(report.losses.len(), 10);
-    let mc = MatchConfig { variant, games: 2, nodes: 16, opening_plies: 2, max_plies: 80, seed: 3 };
-    let result = play_match(&mc, load(&next), Arc::new(UniformEvaluator), &mut |_, _| {});
+    let mc = MatchConfig {
+        variant,
+        games: 2,
+        limit: MoveLimit::Nodes(16),
+        threads: 1,
+        opening_plies: 2,
+        max_plies: 80,
+        seed: 3,
+    };
+    let result =
+        play_match(&mc, Player::Search(load(&next)), Player::Search(Arc::new(UniformEvaluator)), &mut |_, _| {});
     assert_eq!(result.games(), 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -100,7 +100,7 @@ fn an_interrupted_run_resumes_to_the_same_state() {
 
 #[test]
 fn the_loop_runs_generations_and_resumes() {
-    use pantheon::selfplay::{MatchConfig, SelfPlayConfig};
+    use pantheon::selfplay::{MatchConfig, MoveLimit, SelfPlayConfig};
     use pantheon::train::{LoopConfig, generations};
     let (dir, tc) = setup("loop");
     let variant = Variant::Minishogi;
@@ -127,7 +127,15 @@ fn the_loop_runs_generations_and_resumes() {
             model_id: String::new(),
         },
         train: TrainConfig { steps: 4, checkpoint_every: 2, ..tc.clone() },
-        gate: MatchConfig { variant, games: 2, nodes: 8, opening_plies: 2, max_plies: 40, seed: 1 },
+        gate: MatchConfig {
+            variant,
+            games: 2,
+            limit: MoveLimit::Nodes(8),
+            threads: 1,
+            opening_plies: 2,
+            max_plies: 40,
+            seed: 1,
+        },
         gate_score: 0.5,
     };
     let logs = generations::run(&config, &mut |_| {}).unwrap();

@@ -1,11 +1,33 @@
-//! Matches between two evaluators: paired games from the same random
+//! Matches between two players: paired games from the same random
 //! openings with colours swapped, an arbiter applying the rules, and the
 //! result as an Elo difference with a 95% confidence interval.
 
+use super::baselines::{greedy_move, material_values, random_move};
 use crate::mcts::{Evaluator, Limits, Rng, SearchParams, Searcher};
-use crate::rules::{Color, Game, Position, Variant};
+use crate::rules::{Color, Game, Move, Position, Variant};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// How long a searching player thinks per move.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MoveLimit {
+    /// Playouts per move (reproducible with one thread).
+    Nodes(u64),
+    /// Wall time per move.
+    Time(Duration),
+}
+
+/// A match participant.
+#[derive(Clone)]
+pub enum Player {
+    /// MCTS guided by an evaluator (a net, or the uniform evaluator).
+    Search(Arc<dyn Evaluator>),
+    /// A uniformly random legal move.
+    Random,
+    /// The material-greedy 1-ply player of [`super::baselines`].
+    Greedy,
+}
 
 /// Match settings.
 #[derive(Clone, Debug)]
@@ -13,8 +35,10 @@ pub struct MatchConfig {
     pub variant: Variant,
     /// Games in all (rounded up to an even number: pairs).
     pub games: usize,
-    /// Playouts per move for both sides.
-    pub nodes: u64,
+    /// Thinking limit of searching players, both sides.
+    pub limit: MoveLimit,
+    /// Search threads of searching players.
+    pub threads: usize,
     /// Random plies of each opening, played before the engines take over.
     pub opening_plies: usize,
     /// Games longer than this are scored as draws.
@@ -74,16 +98,41 @@ impl std::fmt::Display for MatchResult {
     }
 }
 
+/// A player with its engine state.
+struct Seat {
+    searcher: Option<Searcher>,
+    player: Player,
+}
+
+impl Seat {
+    fn new(player: Player, config: &MatchConfig) -> Seat {
+        let params =
+            SearchParams { threads: config.threads.max(1), batch_size: 8, hash_mib: 64, ..SearchParams::default() };
+        let searcher = match &player {
+            Player::Search(e) => Some(Searcher::new(e.clone(), params)),
+            _ => None,
+        };
+        Seat { searcher, player }
+    }
+
+    fn choose(&mut self, game: &Game, limits: &Limits, values: &[f32], rng: &mut Rng) -> Option<Move> {
+        match (&self.player, &mut self.searcher) {
+            (Player::Search(_), Some(engine)) => {
+                engine.set_position(game);
+                engine.search(limits, &AtomicBool::new(false), &mut |_| {}).best
+            }
+            (Player::Greedy, _) => greedy_move(game, values, rng),
+            _ => random_move(game, rng),
+        }
+    }
+}
+
 /// Plays the match; `on_game` gets each game's result for A (1, 0.5, 0).
-pub fn play_match(
-    config: &MatchConfig,
-    a: Arc<dyn Evaluator>,
-    b: Arc<dyn Evaluator>,
-    on_game: &mut dyn FnMut(usize, f64),
-) -> MatchResult {
-    let params = SearchParams { threads: 1, batch_size: 8, hash_mib: 64, ..SearchParams::default() };
-    let mut engines = [Searcher::new(a, params.clone()), Searcher::new(b, params)];
+pub fn play_match(config: &MatchConfig, a: Player, b: Player, on_game: &mut dyn FnMut(usize, f64)) -> MatchResult {
+    let mut seats = [Seat::new(a, config), Seat::new(b, config)];
     let mut rng = Rng::new(config.seed);
+    let mut move_rng = Rng::new(config.seed ^ 0x9e37_79b9_7f4a_7c15);
+    let values = material_values(config.variant);
     let mut result = MatchResult::default();
     let pairs = config.games.div_ceil(2);
     for pair in 0..pairs {
@@ -91,7 +140,7 @@ pub fn play_match(
         for swap in [false, true] {
             // A plays sente in the first game of a pair, gote in the second.
             let a_color = if swap { Color::Gote } else { Color::Sente };
-            let score = play_game(config, &opening, &mut engines, a_color);
+            let score = play_game(config, &opening, &mut seats, a_color, &values, &mut move_rng);
             match score {
                 s if s > 0.75 => result.wins += 1,
                 s if s < 0.25 => result.losses += 1,
@@ -120,13 +169,24 @@ fn random_opening(variant: Variant, plies: usize, rng: &mut Rng) -> Game {
 }
 
 /// One game from `opening`; A's score.
-fn play_game(config: &MatchConfig, opening: &Game, engines: &mut [Searcher; 2], a_color: Color) -> f64 {
+fn play_game(
+    config: &MatchConfig,
+    opening: &Game,
+    seats: &mut [Seat; 2],
+    a_color: Color,
+    values: &[f32],
+    rng: &mut Rng,
+) -> f64 {
     let mut game = opening.clone();
-    for e in engines.iter_mut() {
-        e.clear();
+    for seat in seats.iter_mut() {
+        if let Some(e) = &mut seat.searcher {
+            e.clear();
+        }
     }
-    let stop = AtomicBool::new(false);
-    let limits = Limits { nodes: Some(config.nodes), ..Limits::default() };
+    let limits = match config.limit {
+        MoveLimit::Nodes(n) => Limits { nodes: Some(n), ..Limits::default() },
+        MoveLimit::Time(t) => Limits { movetime: Some(t), ..Limits::default() },
+    };
     while game.moves().len() < config.max_plies {
         if let Some(o) = game.outcome() {
             return match o.winner {
@@ -136,11 +196,9 @@ fn play_game(config: &MatchConfig, opening: &Game, engines: &mut [Searcher; 2], 
             };
         }
         let side = game.position().side_to_move();
-        let engine = &mut engines[if side == a_color { 0 } else { 1 }];
-        engine.set_position(&game);
-        let r = engine.search(&limits, &stop, &mut |_| {});
-        let Some(mv) = r.best else { break };
-        // The searcher only proposes legal moves; the arbiter checks anyway.
+        let seat = &mut seats[if side == a_color { 0 } else { 1 }];
+        let Some(mv) = seat.choose(&game, &limits, values, rng) else { break };
+        // The players only propose legal moves; the arbiter checks anyway.
         if !game.legal_moves().contains(&mv) {
             return if side == a_color { 0.0 } else { 1.0 };
         }

@@ -15,7 +15,7 @@ use super::trainer::{TrainConfig, train};
 use crate::mcts::Evaluator;
 use crate::nn::{DeviceChoice, NetEvaluator};
 use crate::rules::Variant;
-use crate::selfplay::{MatchConfig, SelfPlayConfig, play, play_match, summary};
+use crate::selfplay::{MatchConfig, Player, SelfPlayConfig, play, play_match, summary};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -131,8 +131,12 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
         let value_loss = tail.iter().map(|l| l.value).sum::<f32>() / tail.len().max(1) as f32;
         report(&format!("generation {g}: trained, policy loss {policy_loss:.4}, value loss {value_loss:.4}"));
         let gate = MatchConfig { seed: config.gate.seed.wrapping_add(g as u64), ..config.gate.clone() };
-        let result =
-            play_match(&gate, load(config.variant, &candidate, 8)?, load(config.variant, &best, 8)?, &mut |_, _| {});
+        let result = play_match(
+            &gate,
+            Player::Search(load(config.variant, &candidate, 8)?),
+            Player::Search(load(config.variant, &best, 8)?),
+            &mut |_, _| {},
+        );
         let accepted = result.score() >= config.gate_score;
         report(&format!(
             "generation {g}: candidate vs best {result}; {}",
