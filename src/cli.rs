@@ -270,6 +270,23 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
         runs: u32,
     },
+    /// Playouts needed to prove the mate and campmate problems of the
+    /// search tests, with the uniform evaluator and with a net (one thread,
+    /// reproducible).
+    Mates {
+        /// Only this variant's problems.
+        #[arg(long)]
+        variant: Option<Variant>,
+        /// Model file (needs --variant; default: each variant's shipped net).
+        #[arg(long)]
+        model: Option<String>,
+        /// Playout budget per problem.
+        #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        nodes: u64,
+        /// Evaluator batch size.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        batch: u64,
+    },
     /// Search playouts per second from the start position with the uniform
     /// evaluator (the search's own overhead) and with the shipped net on
     /// the CPU, per thread count, against the net's raw throughput.
@@ -581,6 +598,9 @@ pub fn run(cli: Cli) -> Result<()> {
             println!("{}", crate::selfplay::summary(&reports, started.elapsed()));
             Ok(())
         }
+        Command::Bench { what: BenchCommand::Mates { variant, model, nodes, batch } } => {
+            bench_mates(variant, model.as_deref(), nodes, batch as usize)
+        }
         Command::Bench { what: BenchCommand::Search { variant, nodes, threads, batch, runs } } => {
             bench_search(variant, nodes, &threads, batch as usize, runs)
         }
@@ -807,6 +827,70 @@ fn bench_nn(variant: Variant, device: &str, batches: &[usize], model: &str, runs
             ms(m.forward),
             ms(m.download),
             ms(m.policy)
+        );
+    }
+    Ok(())
+}
+
+fn bench_mates(only: Option<Variant>, model: Option<&str>, nodes: u64, batch: usize) -> Result<()> {
+    use crate::mcts::{Evaluator, Limits, Proof, SearchParams, Searcher, UniformEvaluator};
+    use crate::nn::{DeviceChoice, NetEvaluator};
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    anyhow::ensure!(model.is_none() || only.is_some(), "--model needs --variant");
+    // Playouts until the root is proven won, and the distance proven (the
+    // first proof found can be longer than the shortest); None within the
+    // budget.
+    let solve = |evaluator: Arc<dyn Evaluator>, game: &Game| -> Option<(u64, u16)> {
+        let params = SearchParams { threads: 1, batch_size: batch, hash_mib: 256, ..SearchParams::default() };
+        let mut searcher = Searcher::new(evaluator, params);
+        searcher.set_position(game);
+        let r =
+            searcher.search(&Limits { nodes: Some(nodes), ..Limits::default() }, &AtomicBool::new(false), &mut |_| {});
+        match r.proof {
+            Proof::Win(plies) => Some((r.info.playouts, plies)),
+            _ => None,
+        }
+    };
+    let show = |n: Option<(u64, u16)>, plies: u32| match n {
+        Some((n, p)) if u32::from(p) == plies => n.to_string(),
+        Some((n, p)) => format!("{n} ({p} plies)"),
+        None => format!(">{nodes}"),
+    };
+    println!("playouts to prove each problem (1 thread, batch {batch}, budget {nodes})");
+    println!("{:<16} {:<13} {:>16} {:>16} {:>6}  net", "variant", "problem", "uniform", "net", "ratio");
+    let mut nets: Vec<(Variant, Arc<dyn Evaluator>)> = Vec::new();
+    for p in crate::mcts::problems::all() {
+        if only.is_some_and(|v| v != p.variant) {
+            continue;
+        }
+        let net = match nets.iter().find(|(v, _)| *v == p.variant) {
+            Some((_, n)) => n.clone(),
+            None => {
+                let n: Arc<dyn Evaluator> = Arc::new(
+                    NetEvaluator::load(p.variant, model.unwrap_or(""), DeviceChoice::Cpu, batch)
+                        .map_err(|e| anyhow::anyhow!(e))?,
+                );
+                nets.push((p.variant, n.clone()));
+                n
+            }
+        };
+        let game = Game::new(parse_position(p.variant, p.sfen).map_err(|e| anyhow::anyhow!("{}: {e}", p.sfen))?);
+        let uniform = solve(Arc::new(UniformEvaluator), &game);
+        let with_net = solve(net.clone(), &game);
+        let ratio = match (uniform, with_net) {
+            (Some((u, _)), Some((n, _))) => format!("{:.2}", u as f64 / n.max(1) as f64),
+            _ => "-".into(),
+        };
+        println!(
+            "{:<16} {:<13} {:>16} {:>16} {:>6}  {}",
+            p.variant.name(),
+            format!("{} in {}", p.kind, p.plies),
+            show(uniform, p.plies),
+            show(with_net, p.plies),
+            ratio,
+            net.name()
         );
     }
     Ok(())

@@ -2,6 +2,7 @@
 //! forced loss, determinism, threads with start/stop cycles, the memory
 //! budget, tree reuse and self-play hooks.
 
+use pantheon::mcts::problems::{CAMPMATE_IN_THREE, MATES_IN_ONE, MATES_IN_THREE, MateProblem};
 use pantheon::mcts::{Limits, Proof, Score, SearchParams, SearchResult, Searcher, UniformEvaluator};
 use pantheon::notation::{UsiMove, format_move, parse_position};
 use pantheon::rules::{Game, Variant};
@@ -35,13 +36,7 @@ fn best(v: Variant, r: &SearchResult) -> String {
 
 #[test]
 fn finds_mate_in_one_in_every_variant() {
-    let cases = [
-        (Variant::Minishogi, "3rk/5/3G1/5/K4 b S 1"),
-        (Variant::Mansindam, "7rk/9/7+P1/9/9/9/9/9/K8 b P 1"),
-        (Variant::Pandemonium, "7rk/9/7+P1/9/9/9/9/9/K8 b P 1"),
-        (Variant::Pandemonium2022, "7rk/9/7+P1/9/9/9/9/9/K8 b P 1"),
-    ];
-    for (v, sfen) in cases {
+    for MateProblem { variant: v, sfen, .. } in MATES_IN_ONE {
         let g = game(v, sfen, "");
         let r = search(&mut searcher(2), &g, 2000);
         assert_eq!(r.info.lines[0].score, Score::Mate(1), "{v}: {:?}", r.info.lines[0]);
@@ -55,7 +50,7 @@ fn finds_mate_in_one_in_every_variant() {
 
 #[test]
 fn finds_campmate_in_three_plies() {
-    let g = game(Variant::Mansindam, "9/9/4K4/9/8k/9/9/9/9 b - 1", "");
+    let g = game(CAMPMATE_IN_THREE.variant, CAMPMATE_IN_THREE.sfen, "");
     let r = search(&mut searcher(1), &g, 20_000);
     assert_eq!(r.info.lines[0].score, Score::Mate(3), "{:?}", r.info.lines[0]);
     assert_eq!(r.info.lines[0].pv.len(), 3);
@@ -153,18 +148,9 @@ fn root_noise_and_temperature_vary_the_choice() {
     assert!(chosen.len() > 1, "temperature 1 sampling always picked the same move");
 }
 
-/// Positions from random playouts, checked with a brute-force solver: the
-/// side to move mates in 3 plies and not in 1.
-const MATES_IN_THREE: [(Variant, &str); 4] = [
-    (Variant::Minishogi, "3Bk/1pg2/P1G2/KSb2/2R1s b R 25"),
-    (Variant::Mansindam, "br4mn1/5kcq1/np1p2p2/p3pp3/1Pp1P2a1/3M1P1P1/P1PP2P1P/7BR/CNA1K1QN1 b 2P 81"),
-    (Variant::Pandemonium, "1ns1ks1n1/+Fb6r/p1pp4p/RB1+f3pV/3+ava1B1/P1P2P+u2/4PS2P/1R2K3R/uN2S1BN1 w - 66"),
-    (Variant::Pandemonium2022, "rn1sks1n1/1+Vabfbu1r/p1pp5/AB4pp1/4P4/9/P2PV1P1P/2U1F4/RNBSKS1NR b - 31"),
-];
-
 #[test]
 fn finds_mate_in_three_in_every_variant() {
-    for (v, sfen) in MATES_IN_THREE {
+    for MateProblem { variant: v, sfen, .. } in MATES_IN_THREE {
         let g = game(v, sfen, "");
         // One thread: the order in which proofs complete, hence the mate
         // distance reported first, is then fixed.
@@ -216,7 +202,7 @@ fn proofs_and_collisions_with_many_threads_keep_counts_consistent() {
     // Many threads and big batches on positions with forced wins make walks
     // meet proven nodes and pending ones; counters must never underflow
     // (the test profile checks arithmetic overflow).
-    for (v, sfen) in MATES_IN_THREE {
+    for MateProblem { variant: v, sfen, .. } in MATES_IN_THREE {
         let params = SearchParams { threads: 4, batch_size: 64, hash_mib: 16, ..SearchParams::default() };
         let mut s = Searcher::new(Arc::new(UniformEvaluator), params);
         let g = game(v, sfen, "");

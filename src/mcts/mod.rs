@@ -5,6 +5,7 @@ mod cache;
 mod evaluator;
 mod limits;
 mod params;
+pub mod problems;
 mod rng;
 mod search;
 mod tree;
