@@ -780,8 +780,12 @@ fn bench_nn(variant: Variant, device: &str, batches: &[usize], model: &str, runs
     anyhow::ensure!(batches.iter().all(|&b| (1..=4096).contains(&b)), "--batch sizes must be 1 to 4096");
     let choice: DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
     let max = batches.iter().copied().max().unwrap_or(1);
-    let eval = NetEvaluator::load(variant, model, choice, max).map_err(|e| anyhow::anyhow!(e))?;
+    let mut eval = NetEvaluator::load(variant, model, choice, max).map_err(|e| anyhow::anyhow!(e))?;
+    eval.set_stage_timing(true);
     let c = eval.config().clone();
+    // On the GPU both policy paths are measured: every logit read back and
+    // the softmax on the CPU ("plain"), or the WGSL masked-softmax kernel.
+    let paths: &[bool] = if eval.policy_kernel() { &[false, true] } else { &[false] };
     println!(
         "{} ({} parameters, {:.1} MFLOP per position)",
         crate::mcts::Evaluator::name(&eval),
@@ -806,10 +810,11 @@ fn bench_nn(variant: Variant, device: &str, batches: &[usize], model: &str, runs
         game.play(moves[rng.below(moves.len())]);
     }
     println!(
-        "{:>6} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
-        "batch", "positions/s", "total ms", "encode", "upload", "forward", "download", "policy"
+        "{:>6} {:>7} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "batch", "softmax", "positions/s", "total ms", "encode", "upload", "forward", "download", "policy"
     );
-    for &b in batches {
+    for (&b, &kernel) in batches.iter().flat_map(|b| paths.iter().map(move |k| (b, k))) {
+        eval.set_policy_kernel(kernel);
         let batch = &positions[..b];
         let _ = eval.evaluate_timed(batch); // warm-up
         let mut runs_t: Vec<crate::nn::Timings> = (0..runs).map(|_| eval.evaluate_timed(batch).1).collect();
@@ -818,8 +823,15 @@ fn bench_nn(variant: Variant, device: &str, batches: &[usize], model: &str, runs
         let m = &runs_t[runs_t.len() / 2];
         let ms = |d: std::time::Duration| format!("{:.2}", d.as_secs_f64() * 1e3);
         println!(
-            "{:>6} {:>12.0} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "{:>6} {:>7} {:>12.0} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
             b,
+            if kernel {
+                "kernel"
+            } else if paths.len() > 1 {
+                "plain"
+            } else {
+                "cpu"
+            },
             b as f64 / total(m).as_secs_f64(),
             ms(total(m)),
             ms(m.encode),

@@ -30,11 +30,57 @@ fn gpu_and_cpu_agree_on_a_tiny_net() {
         game.play(moves[0]);
     }
     let a = on(&cpu).evaluate(&reqs);
-    let b = on(&gpu).evaluate(&reqs);
+    let gpu_net = on(&gpu);
+    // Four positions run padded to a batch of 8 on the GPU.
+    assert_eq!(gpu_net.batch_sizes(), vec![1, 8]);
+    assert_eq!(gpu_net.padded(4), 8);
+    gpu_net.warm_up();
+    let mut gpu_net = gpu_net;
+    assert!(gpu_net.policy_kernel(), "the WGSL softmax is the GPU default");
+    let b = gpu_net.evaluate(&reqs);
+    assert_eq!(b.len(), 4);
+    gpu_net.set_policy_kernel(false);
+    let plain = gpu_net.evaluate(&reqs);
+    for (x, y) in plain.iter().zip(&b) {
+        for (p, q) in x.policy.iter().zip(&y.policy) {
+            assert!((p - q).abs() < 1e-5, "plain {p} vs kernel {q}");
+        }
+    }
     for (x, y) in a.iter().zip(&b) {
         assert!((x.value - y.value).abs() < TOLERANCE, "value {} vs {}", x.value, y.value);
         for (p, q) in x.policy.iter().zip(&y.policy) {
             assert!((p - q).abs() < TOLERANCE, "policy {p} vs {q}");
         }
     }
+}
+
+#[test]
+fn masked_softmax_kernel_matches_the_cpu_softmax() {
+    use pantheon::mcts::Rng;
+    use pantheon::nn::{kernels, softmax};
+    let gpu = device(DeviceChoice::Gpu).expect("a wgpu adapter (llvmpipe in CI)");
+    // 70 rows: two workgroups of 64; rows with no moves like padding rows.
+    let (rows, width) = (70, 300);
+    let mut rng = Rng::new(5);
+    let logits: Vec<f32> = (0..rows * width).map(|_| (rng.uniform() as f32 - 0.5) * 20.0).collect();
+    let mut moves = Vec::new();
+    let mut offsets = vec![0u32];
+    for r in 0..rows {
+        let count = if r % 10 == 3 { 0 } else { 1 + rng.below(120) };
+        moves.extend((0..count).map(|_| rng.below(width) as u32));
+        offsets.push(moves.len() as u32);
+    }
+    let tensor = Tensor::<2>::from_data(TensorData::new(logits.clone(), [rows, width]), &gpu);
+    let probs = kernels::masked_softmax(tensor, &moves, &offsets).expect("a wgpu tensor").expect("the kernel runs");
+    assert_eq!(probs.len(), moves.len());
+    for r in 0..rows {
+        let (a, b) = (offsets[r] as usize, offsets[r + 1] as usize);
+        let picked: Vec<f32> = moves[a..b].iter().map(|&m| logits[r * width + m as usize]).collect();
+        for (p, q) in softmax(&picked).iter().zip(&probs[a..b]) {
+            assert!((p - q).abs() < 1e-5, "row {r}: {p} vs {q}");
+        }
+    }
+    // A tensor on the CPU is not the kernel's: the caller falls back.
+    let cpu = Tensor::<2>::from_data(TensorData::new(logits, [rows, width]), &Device::flex());
+    assert!(kernels::masked_softmax(cpu, &moves, &offsets).is_none());
 }

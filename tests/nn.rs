@@ -36,6 +36,9 @@ fn output_shapes_and_masked_policy() {
         assert_eq!(logits.dims(), [3, layout.policy_len()]);
         assert_eq!(value.dims(), [3, 1]);
         let eval = NetEvaluator::new(net, config, variant, device, 16, "test".into());
+        // The GPU's padding sizes; the CPU runs batches unpadded.
+        assert_eq!(eval.batch_sizes(), vec![1, 8, 16]);
+        assert_eq!(eval.padded(5), 5);
         let reqs = requests(variant, 5);
         for (req, ans) in reqs.iter().zip(eval.evaluate(&reqs)) {
             assert_eq!(ans.policy.len(), req.moves.len());

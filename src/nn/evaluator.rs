@@ -96,12 +96,26 @@ pub struct Timings {
 }
 
 /// A loaded net on a device, evaluating batches of positions.
+///
+/// On the GPU every batch is padded with empty rows to the next of a few
+/// fixed sizes ([`NetEvaluator::batch_sizes`]): burn's wgpu kernels are
+/// autotuned per shape, and [`NetEvaluator::warm_up`] (run by `load`) pays
+/// for that at start rather than in the first searches. The CPU backend
+/// does not autotune and runs the exact batch.
 pub struct NetEvaluator {
     net: Net,
     device: Device,
     layout: Layout,
     config: NetConfig,
     max_batch: usize,
+    pad: bool,
+    /// Gather and normalise the legal moves' logits with the WGSL kernel
+    /// (GPU only).
+    policy_kernel: bool,
+    /// Wait for the device after the upload and the forward pass, so that
+    /// [`Timings`] split GPU time by stage (benchmarks only: the GPU runs
+    /// asynchronously and would otherwise charge everything to the read).
+    sync_stages: bool,
     name: String,
 }
 
@@ -109,11 +123,70 @@ impl NetEvaluator {
     pub fn new(net: Net, config: NetConfig, variant: Variant, device: Device, max_batch: usize, name: String) -> Self {
         NetEvaluator {
             net: net.valid(),
+            pad: device != Device::flex(),
+            policy_kernel: device != Device::flex(),
+            sync_stages: false,
             device,
             layout: Layout::new(variant),
             config,
             max_batch: max_batch.max(1),
             name,
+        }
+    }
+
+    /// Whether the policy softmax runs in the WGSL kernel
+    /// (`shaders/masked_softmax.wgsl`); on by default on the GPU, where the
+    /// alternative is reading back every logit. No effect on the CPU.
+    pub fn set_policy_kernel(&mut self, on: bool) {
+        self.policy_kernel = on && self.device != Device::flex();
+    }
+
+    pub fn policy_kernel(&self) -> bool {
+        self.policy_kernel
+    }
+
+    /// See the `sync_stages` field; for `bench nn`.
+    pub fn set_stage_timing(&mut self, on: bool) {
+        self.sync_stages = on;
+    }
+
+    fn sync(&self) {
+        if self.sync_stages && self.pad {
+            // An error here shows up again, with its cause, at the read.
+            let _ = self.device.sync();
+        }
+    }
+
+    /// The batch sizes a GPU batch is padded to: 1, then powers of two
+    /// from 8 up to the first one that holds `max_batch`.
+    pub fn batch_sizes(&self) -> Vec<usize> {
+        let mut sizes = vec![1];
+        let mut b = 8;
+        loop {
+            sizes.push(b);
+            if b >= self.max_batch {
+                return sizes;
+            }
+            b *= 2;
+        }
+    }
+
+    /// The size a batch of `n` positions runs at.
+    pub fn padded(&self, n: usize) -> usize {
+        if !self.pad {
+            return n;
+        }
+        self.batch_sizes().into_iter().find(|&b| b >= n).unwrap_or(n)
+    }
+
+    /// One forward pass at every padded batch size, so that kernel
+    /// compilation and autotuning happen now (GPU only; a no-op on the CPU).
+    pub fn warm_up(&self) {
+        if !self.pad {
+            return;
+        }
+        for b in self.batch_sizes() {
+            self.forward_raw(vec![0.0; b * self.layout.input_len()], b);
         }
     }
 
@@ -132,7 +205,9 @@ impl NetEvaluator {
         let c = &loaded.config;
         let where_ = if device == Device::flex() { "cpu" } else { "gpu" };
         let name = format!("{name} ({} blocks x {} channels, {where_})", c.blocks, c.channels);
-        Ok(NetEvaluator::new(loaded.net, loaded.config, variant, device, max_batch, name))
+        let evaluator = NetEvaluator::new(loaded.net, loaded.config, variant, device, max_batch, name);
+        evaluator.warm_up();
+        Ok(evaluator)
     }
 
     pub fn config(&self) -> &NetConfig {
@@ -151,9 +226,10 @@ impl NetEvaluator {
     pub fn evaluate_timed(&self, batch: &[EvalRequest]) -> (Vec<Evaluation>, Timings) {
         let mut t = Timings::default();
         let l = &self.layout;
-        let n = batch.len();
+        let n = self.padded(batch.len());
         let len = l.input_len();
         let started = Instant::now();
+        // Padding rows stay zero; their outputs are ignored.
         let mut input = vec![0.0f32; n * len];
         for (req, chunk) in batch.iter().zip(input.chunks_mut(len)) {
             l.encode(&req.position, req.repetitions, chunk);
@@ -161,10 +237,17 @@ impl NetEvaluator {
         t.encode = started.elapsed();
         let started = Instant::now();
         let x = Tensor::<4>::from_data(TensorData::new(input, [n, l.planes, l.height, l.width]), &self.device);
+        self.sync();
         t.upload = started.elapsed();
         let started = Instant::now();
         let (logits, values) = self.net.forward(x);
+        self.sync();
         t.forward = started.elapsed();
+        if self.policy_kernel
+            && let Some(out) = self.policies_on_gpu(batch, n, &logits, &values, &mut t)
+        {
+            return (out, t);
+        }
         let started = Instant::now();
         let (logits, values) = (read(logits), read(values));
         t.download = started.elapsed();
@@ -181,6 +264,60 @@ impl NetEvaluator {
             .collect();
         t.policy = started.elapsed();
         (out, t)
+    }
+}
+
+impl NetEvaluator {
+    /// The evaluations with the policy softmax done by the WGSL kernel on
+    /// the device; `None` (use the CPU path) without the `gpu` feature, off
+    /// a wgpu device, or if the kernel fails (reported once).
+    fn policies_on_gpu(
+        &self,
+        batch: &[EvalRequest],
+        padded: usize,
+        logits: &Tensor<2>,
+        values: &Tensor<2>,
+        t: &mut Timings,
+    ) -> Option<Vec<Evaluation>> {
+        #[cfg(feature = "gpu")]
+        {
+            let started = Instant::now();
+            let mut moves = Vec::new();
+            let mut offsets = Vec::with_capacity(padded + 1);
+            offsets.push(0u32);
+            for req in batch {
+                moves.extend(req.moves.iter().map(|&m| self.layout.index(&req.position, m) as u32));
+                offsets.push(moves.len() as u32);
+            }
+            // Padding rows have no moves.
+            offsets.resize(padded + 1, moves.len() as u32);
+            t.policy = started.elapsed();
+            let started = Instant::now();
+            let probs = match super::kernels::masked_softmax(logits.clone(), &moves, &offsets)? {
+                Ok(p) => p,
+                Err(e) => {
+                    static REPORTED: std::sync::Once = std::sync::Once::new();
+                    REPORTED.call_once(|| eprintln!("{e}; using the CPU softmax"));
+                    return None;
+                }
+            };
+            let values = read(values.clone());
+            t.download = started.elapsed();
+            let out = batch
+                .iter()
+                .enumerate()
+                .map(|(i, _)| Evaluation {
+                    value: values[i],
+                    policy: probs[offsets[i] as usize..offsets[i + 1] as usize].to_vec(),
+                })
+                .collect();
+            Some(out)
+        }
+        #[cfg(not(feature = "gpu"))]
+        {
+            let _ = (batch, padded, logits, values, t);
+            None
+        }
     }
 }
 

@@ -4,6 +4,8 @@
 
 pub mod encode;
 pub mod evaluator;
+#[cfg(feature = "gpu")]
+pub mod kernels;
 pub mod model;
 pub mod weights;
 

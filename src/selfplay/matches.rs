@@ -78,19 +78,36 @@ impl MatchResult {
         let elo = |p: f64| -400.0 * (1.0 / p.clamp(0.0, 1.0) - 1.0).log10();
         (elo(s), elo(s - 1.96 * se), elo(s + 1.96 * se))
     }
+
+    /// 95% Wilson interval of A's score share: unlike the Elo interval it
+    /// stays finite and informative when one side scored everything.
+    pub fn score_interval(&self) -> (f64, f64) {
+        let n = self.games() as f64;
+        if n == 0.0 {
+            return (0.0, 1.0);
+        }
+        let (p, z) = (self.score(), 1.96f64);
+        let centre = p + z * z / (2.0 * n);
+        let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
+        let d = 1.0 + z * z / n;
+        (((centre - half) / d).max(0.0), ((centre + half) / d).min(1.0))
+    }
 }
 
 impl std::fmt::Display for MatchResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (elo, lo, hi) = self.elo();
+        let (s_lo, s_hi) = self.score_interval();
         write!(
             f,
-            "+{} ={} -{} ({} games, score {:.1}%), Elo {:+.0} [{:+.0}, {:+.0}] (95%)",
+            "+{} ={} -{} ({} games, score {:.1}% [{:.1}%, {:.1}%]), Elo {:+.0} [{:+.0}, {:+.0}] (95%)",
             self.wins,
             self.draws,
             self.losses,
             self.games(),
             100.0 * self.score(),
+            100.0 * s_lo,
+            100.0 * s_hi,
             elo,
             lo,
             hi
@@ -219,5 +236,10 @@ mod tests {
         assert!((elo - 190.8).abs() < 0.5, "{elo}");
         assert!(lo < elo && elo < hi);
         assert!(MatchResult { wins: 4, draws: 0, losses: 0 }.elo().0.is_infinite());
+        // Wilson: 10 wins of 10 still leaves the true score above 72%.
+        let (lo, hi) = MatchResult { wins: 10, draws: 0, losses: 0 }.score_interval();
+        assert!((lo - 0.7225).abs() < 1e-3 && hi == 1.0, "{lo} {hi}");
+        let (lo, hi) = MatchResult { wins: 5, draws: 0, losses: 5 }.score_interval();
+        assert!((lo + hi - 1.0).abs() < 1e-9 && lo > 0.2 && lo < 0.25, "{lo} {hi}");
     }
 }

@@ -1,6 +1,7 @@
 //! The reinforcement-learning loop: generations of self-play -> training
 //! -> a gating match -> promotion, resumable after interruption, with a
-//! per-generation log and a plot of strength.
+//! per-generation log and a plot of strength. Self-play uses the best
+//! (last promoted) net; training always continues from the newest net.
 //!
 //! A run directory holds:
 //! ```text
@@ -118,9 +119,14 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
         let games = play(&sp, load(config.variant, &best, 64)?, &|_| {})?;
         report(&format!("generation {g}: {}", summary(&games, started.elapsed())));
         let candidate = dir.join(format!("nets/gen{g}.pnet"));
+        // Training continues from the newest net, promoted or not (as in
+        // AlphaGo Zero: the gate decides which net plays self-play, not
+        // where optimisation restarts); restarting from the best net would
+        // cap training at one generation's steps while candidates fail.
+        let newest = dir.join(format!("nets/gen{}.pnet", g - 1));
         let tc = TrainConfig {
             data: dir.join("data"),
-            from: Some(best.clone()),
+            from: Some(if newest.exists() { newest } else { best.clone() }),
             out: candidate.clone(),
             seed: config.train.seed.wrapping_add(g as u64),
             ..config.train.clone()
