@@ -84,3 +84,51 @@ fn masked_softmax_kernel_matches_the_cpu_softmax() {
     let cpu = Tensor::<2>::from_data(TensorData::new(logits, [rows, width]), &Device::flex());
     assert!(kernels::masked_softmax(cpu, &moves, &offsets).is_none());
 }
+
+/// Not a test: the A/B measurement of the two policy paths on whatever
+/// adapter is present, printed as medians (`cargo test --features gpu
+/// --test gpu -- --ignored --nocapture`). `pantheon bench nn --device gpu`
+/// measures the same in a GPU build of the binary.
+#[test]
+#[ignore]
+fn measure_policy_paths() {
+    use std::time::Instant;
+    let gpu = device(DeviceChoice::Gpu).expect("a wgpu adapter");
+    for variant in [Variant::Minishogi, Variant::Mansindam] {
+        let l = weights::load(pantheon::nn::shipped(variant), Some(variant), &gpu).unwrap();
+        let mut net = NetEvaluator::new(l.net, l.config, variant, gpu.clone(), 64, "shipped".into());
+        net.warm_up();
+        let mut game = Game::new(Position::startpos(variant));
+        let mut reqs = Vec::new();
+        let mut rng = pantheon::mcts::Rng::new(3);
+        while reqs.len() < 64 {
+            let moves = game.legal_moves();
+            if moves.is_empty() || game.outcome().is_some() {
+                game = Game::new(Position::startpos(variant));
+                continue;
+            }
+            reqs.push(EvalRequest { position: game.position().clone(), moves: moves.clone(), repetitions: 1 });
+            game.play(moves[rng.below(moves.len())]);
+        }
+        for batch in [1, 16, 64] {
+            let mut times = [Vec::new(), Vec::new()];
+            for _ in 0..7 {
+                for (k, kernel) in [false, true].into_iter().enumerate() {
+                    net.set_policy_kernel(kernel);
+                    let t = Instant::now();
+                    net.evaluate(&reqs[..batch]);
+                    times[k].push(t.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+            let median = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let (plain, kernel) = (median(&mut times[0]), median(&mut times[1]));
+            println!(
+                "{variant} batch {batch}: plain {plain:.2} ms, kernel {kernel:.2} ms, kernel/plain {:.3}",
+                kernel / plain
+            );
+        }
+    }
+}
