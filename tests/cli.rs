@@ -117,3 +117,18 @@ fn match_against_baseline_players() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("no/such.pnet"), "{}", stderr(&o));
 }
+
+#[test]
+fn bench_mates_reports_playouts_to_each_proof() {
+    let o = pantheon(&["bench", "mates", "--variant", "minishogi", "--nodes", "50000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("minishogi")).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert!(rows[0].contains("mate in 1") && rows[1].contains("mate in 3"), "{out}");
+    // The uniform column of the mate in 1: proven at the first playout.
+    assert_eq!(rows[0].split_whitespace().nth(4), Some("1"), "{out}");
+    let o = pantheon(&["bench", "mates", "--model", "x.pnet"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--model needs --variant"), "{}", stderr(&o));
+}
