@@ -139,7 +139,8 @@ impl Seat {
                 engine.search(limits, &AtomicBool::new(false), &mut |_| {}).best
             }
             (Player::Greedy, _) => greedy_move(game, values, rng),
-            _ => random_move(game, rng),
+            // A searching player always has a searcher (`Seat::new`).
+            (Player::Random | Player::Search(_), _) => random_move(game, rng),
         }
     }
 }
