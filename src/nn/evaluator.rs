@@ -303,10 +303,8 @@ impl NetEvaluator {
             };
             let values = read(values.clone());
             t.download = started.elapsed();
-            let out = batch
-                .iter()
-                .enumerate()
-                .map(|(i, _)| Evaluation {
+            let out = (0..batch.len())
+                .map(|i| Evaluation {
                     value: values[i],
                     policy: probs[offsets[i] as usize..offsets[i + 1] as usize].to_vec(),
                 })

@@ -37,7 +37,7 @@ const WORKGROUP: u32 = 64;
 /// then uses the CPU path); `Some(Err)` when the kernel failed.
 pub fn masked_softmax(logits: Tensor<2>, moves: &[u32], offsets: &[u32]) -> Option<Result<Vec<f32>, String>> {
     let [batch, policy_len] = logits.dims();
-    let total = *offsets.last()? as usize;
+    let total = offsets.last().map_or(0, |&t| t as usize);
     if offsets.len() != batch + 1 || total != moves.len() {
         return Some(Err(format!(
             "masked softmax: {} offsets and {} moves for {batch} rows",

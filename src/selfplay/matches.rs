@@ -115,32 +115,38 @@ impl std::fmt::Display for MatchResult {
     }
 }
 
-/// A player with its engine state.
-struct Seat {
-    searcher: Option<Searcher>,
-    player: Player,
+/// A player with its engine state: a searching player owns its searcher.
+enum Seat {
+    Search(Box<Searcher>),
+    Random,
+    Greedy,
 }
 
 impl Seat {
     fn new(player: Player, config: &MatchConfig) -> Seat {
-        let params =
-            SearchParams { threads: config.threads.max(1), batch_size: 8, hash_mib: 64, ..SearchParams::default() };
-        let searcher = match &player {
-            Player::Search(e) => Some(Searcher::new(e.clone(), params)),
-            _ => None,
-        };
-        Seat { searcher, player }
+        match player {
+            Player::Search(e) => {
+                let params = SearchParams {
+                    threads: config.threads.max(1),
+                    batch_size: 8,
+                    hash_mib: 64,
+                    ..SearchParams::default()
+                };
+                Seat::Search(Box::new(Searcher::new(e, params)))
+            }
+            Player::Random => Seat::Random,
+            Player::Greedy => Seat::Greedy,
+        }
     }
 
     fn choose(&mut self, game: &Game, limits: &Limits, values: &[f32], rng: &mut Rng) -> Option<Move> {
-        match (&self.player, &mut self.searcher) {
-            (Player::Search(_), Some(engine)) => {
+        match self {
+            Seat::Search(engine) => {
                 engine.set_position(game);
                 engine.search(limits, &AtomicBool::new(false), &mut |_| {}).best
             }
-            (Player::Greedy, _) => greedy_move(game, values, rng),
-            // A searching player always has a searcher (`Seat::new`).
-            (Player::Random | Player::Search(_), _) => random_move(game, rng),
+            Seat::Greedy => greedy_move(game, values, rng),
+            Seat::Random => random_move(game, rng),
         }
     }
 }
@@ -197,7 +203,7 @@ fn play_game(
 ) -> f64 {
     let mut game = opening.clone();
     for seat in seats.iter_mut() {
-        if let Some(e) = &mut seat.searcher {
+        if let Seat::Search(e) = seat {
             e.clear();
         }
     }
