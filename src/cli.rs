@@ -286,6 +286,9 @@ pub enum BenchCommand {
         /// Evaluator batch size.
         #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
         batch: u64,
+        /// Longest mate searched at each leaf, in plies (0: none).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=9))]
+        mate_plies: u32,
     },
     /// Search playouts per second from the start position with the uniform
     /// evaluator (the search's own overhead) and with the shipped net on
@@ -305,6 +308,9 @@ pub enum BenchCommand {
         /// Runs per setting; the median is reported.
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
         runs: u32,
+        /// Leaf mate search lengths to measure (plies, 0: none), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "3")]
+        mate_plies: Vec<u32>,
     },
 }
 
@@ -330,6 +336,9 @@ pub struct EngineArgs {
     /// Evaluator batch size.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub batch: u64,
+    /// Longest mate looked for at each leaf of the tree, in plies (0: none).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=9))]
+    pub mate_plies: u32,
 }
 
 /// A position given as variant, start SFEN and moves played from it.
@@ -598,11 +607,11 @@ pub fn run(cli: Cli) -> Result<()> {
             println!("{}", crate::selfplay::summary(&reports, started.elapsed()));
             Ok(())
         }
-        Command::Bench { what: BenchCommand::Mates { variant, model, nodes, batch } } => {
-            bench_mates(variant, model.as_deref(), nodes, batch as usize)
+        Command::Bench { what: BenchCommand::Mates { variant, model, nodes, batch, mate_plies } } => {
+            bench_mates(variant, model.as_deref(), nodes, batch as usize, mate_plies)
         }
-        Command::Bench { what: BenchCommand::Search { variant, nodes, threads, batch, runs } } => {
-            bench_search(variant, nodes, &threads, batch as usize, runs)
+        Command::Bench { what: BenchCommand::Search { variant, nodes, threads, batch, runs, mate_plies } } => {
+            bench_search(variant, nodes, (&threads, &mate_plies), batch as usize, runs)
         }
     }
 }
@@ -657,6 +666,7 @@ fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, engine: &Engi
         batch_size: engine.batch as usize,
         hash_mib: engine.hash as usize,
         multipv: engine.multipv as usize,
+        mate_plies: engine.mate_plies,
         ..SearchParams::default()
     };
     if let Some(t) = time {
@@ -844,7 +854,7 @@ fn bench_nn(variant: Variant, device: &str, batches: &[usize], model: &str, runs
     Ok(())
 }
 
-fn bench_mates(only: Option<Variant>, model: Option<&str>, nodes: u64, batch: usize) -> Result<()> {
+fn bench_mates(only: Option<Variant>, model: Option<&str>, nodes: u64, batch: usize, mate_plies: u32) -> Result<()> {
     use crate::mcts::{Evaluator, Limits, Proof, SearchParams, Searcher, UniformEvaluator};
     use crate::nn::{DeviceChoice, NetEvaluator};
     use std::sync::Arc;
@@ -855,7 +865,8 @@ fn bench_mates(only: Option<Variant>, model: Option<&str>, nodes: u64, batch: us
     // first proof found can be longer than the shortest); None within the
     // budget.
     let solve = |evaluator: Arc<dyn Evaluator>, game: &Game| -> Option<(u64, u16)> {
-        let params = SearchParams { threads: 1, batch_size: batch, hash_mib: 256, ..SearchParams::default() };
+        let params =
+            SearchParams { threads: 1, batch_size: batch, hash_mib: 256, mate_plies, ..SearchParams::default() };
         let mut searcher = Searcher::new(evaluator, params);
         searcher.set_position(game);
         let r =
@@ -870,7 +881,9 @@ fn bench_mates(only: Option<Variant>, model: Option<&str>, nodes: u64, batch: us
         Some((n, p)) => format!("{n} ({p} plies)"),
         None => format!(">{nodes}"),
     };
-    println!("playouts to prove each problem (1 thread, batch {batch}, budget {nodes})");
+    println!(
+        "playouts to prove each problem (1 thread, batch {batch}, budget {nodes}, leaf mate search {mate_plies} plies)"
+    );
     println!("{:<16} {:<13} {:>16} {:>16} {:>6}  net", "variant", "problem", "uniform", "net", "ratio");
     let mut nets: Vec<(Variant, Arc<dyn Evaluator>)> = Vec::new();
     for p in crate::mcts::problems::all() {
@@ -908,7 +921,13 @@ fn bench_mates(only: Option<Variant>, model: Option<&str>, nodes: u64, batch: us
     Ok(())
 }
 
-fn bench_search(variant: Variant, nodes: u64, threads: &[usize], batch: usize, runs: u32) -> Result<()> {
+fn bench_search(
+    variant: Variant,
+    nodes: u64,
+    (threads, mate_plies): (&[usize], &[u32]),
+    batch: usize,
+    runs: u32,
+) -> Result<()> {
     use crate::mcts::{EvalRequest, Evaluation, Evaluator, Limits, SearchParams, Searcher, UniformEvaluator};
     use crate::nn::{DeviceChoice, NetEvaluator};
     use std::sync::Arc;
@@ -931,6 +950,7 @@ fn bench_search(variant: Variant, nodes: u64, threads: &[usize], batch: usize, r
     }
 
     anyhow::ensure!(threads.iter().all(|&t| (1..=256).contains(&t)), "--threads must be 1 to 256");
+    anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
     let net: Arc<dyn Evaluator> =
         Arc::new(NetEvaluator::load(variant, "", DeviceChoice::Cpu, batch).map_err(|e| anyhow::anyhow!(e))?);
     // The network's raw throughput at this batch size, from positions of a
@@ -961,9 +981,10 @@ fn bench_search(variant: Variant, nodes: u64, threads: &[usize], batch: usize, r
     };
     println!("network: {}; raw throughput at batch {batch}: {raw:.0} positions/s", net.name());
     println!(
-        "{:<12} {:<16} {:>7} {:>6} {:>10} {:>10} {:>12} {:>12} {:>10} {:>8}",
+        "{:<12} {:<16} {:>4} {:>7} {:>6} {:>10} {:>10} {:>12} {:>12} {:>10} {:>8}",
         "evaluator",
         "variant",
+        "mate",
         "threads",
         "batch",
         "playouts",
@@ -977,11 +998,12 @@ fn bench_search(variant: Variant, nodes: u64, threads: &[usize], batch: usize, r
         ("uniform", Arc::new(UniformEvaluator) as Arc<dyn Evaluator>, nodes),
         ("network", net.clone(), nodes.min(4000)),
     ] {
-        for &t in threads {
+        for (&mate, &t) in mate_plies.iter().flat_map(|m| threads.iter().map(move |t| (m, t))) {
             let mut samples = Vec::new();
             for _ in 0..runs {
                 let counting = Arc::new(Counting(evaluator.clone(), AtomicU64::new(0), AtomicU64::new(0)));
-                let params = SearchParams { threads: t, batch_size: batch, ..SearchParams::default() };
+                let params =
+                    SearchParams { threads: t, batch_size: batch, mate_plies: mate, ..SearchParams::default() };
                 let mut searcher = Searcher::new(counting.clone(), params);
                 searcher.set_position(&Game::new(crate::rules::Position::startpos(variant)));
                 let limits = Limits { nodes: Some(budget), ..Limits::default() };
@@ -996,9 +1018,10 @@ fn bench_search(variant: Variant, nodes: u64, threads: &[usize], batch: usize, r
             let evals_per_s = evals as f64 / secs;
             let vs_raw = if label == "network" { format!("{:.0}%", 100.0 * evals_per_s / raw) } else { "-".into() };
             println!(
-                "{:<12} {:<16} {:>7} {:>6} {:>10} {:>10.3} {:>12.0} {:>12.0} {:>10.1} {:>8}",
+                "{:<12} {:<16} {:>4} {:>7} {:>6} {:>10} {:>10.3} {:>12.0} {:>12.0} {:>10.1} {:>8}",
                 label,
                 variant.name(),
+                mate,
                 t,
                 batch,
                 playouts,

@@ -124,10 +124,15 @@ fn bench_mates_reports_playouts_to_each_proof() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("minishogi")).collect();
-    assert_eq!(rows.len(), 2, "{out}");
-    assert!(rows[0].contains("mate in 1") && rows[1].contains("mate in 3"), "{out}");
-    // The uniform column of the mate in 1: proven at the first playout.
+    assert_eq!(rows.len(), 3, "{out}");
+    assert!(rows[0].contains("mate in 1") && rows[1].contains("mate in 3") && rows[2].contains("mate in 5"), "{out}");
+    // The uniform column of the mates in 1 and 3: proven at the first
+    // playout by the leaf mate search.
     assert_eq!(rows[0].split_whitespace().nth(4), Some("1"), "{out}");
+    assert_eq!(rows[1].split_whitespace().nth(4), Some("1"), "{out}");
+    // The mate in 5 needs the tree: more playouts, and a number.
+    let n: u64 = rows[2].split_whitespace().nth(4).and_then(|n| n.parse().ok()).expect(&out);
+    assert!(n > 1, "{out}");
     let o = pantheon(&["bench", "mates", "--model", "x.pnet"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--model needs --variant"), "{}", stderr(&o));

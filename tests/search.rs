@@ -1,11 +1,14 @@
 //! The search with the uniform evaluator: mates, campmate, avoiding a
 //! forced loss, determinism, threads with start/stop cycles, the memory
-//! budget, tree reuse and self-play hooks.
+//! budget, tree reuse and self-play hooks; the leaf mate search.
 
-use pantheon::mcts::problems::{CAMPMATE_IN_THREE, MATES_IN_ONE, MATES_IN_THREE, MateProblem};
-use pantheon::mcts::{Limits, Proof, Score, SearchParams, SearchResult, Searcher, UniformEvaluator};
+use pantheon::mcts::problems::{CAMPMATE_IN_THREE, MATES_IN_FIVE, MATES_IN_ONE, MATES_IN_THREE, MateProblem};
+use pantheon::mcts::{
+    Limits, Proof, Rng, Score, SearchParams, SearchResult, Searcher, UniformEvaluator, find_mate, mate_in_one,
+    mate_line,
+};
 use pantheon::notation::{UsiMove, format_move, parse_position};
-use pantheon::rules::{Game, Variant};
+use pantheon::rules::{Game, Move, Variant};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -150,27 +153,115 @@ fn root_noise_and_temperature_vary_the_choice() {
 
 #[test]
 fn finds_mate_in_three_in_every_variant() {
-    for MateProblem { variant: v, sfen, .. } in MATES_IN_THREE {
-        let g = game(v, sfen, "");
-        // One thread: the order in which proofs complete, hence the mate
-        // distance reported first, is then fixed.
-        let r = search(&mut searcher(1), &g, 200_000);
-        assert_eq!(r.info.lines[0].score, Score::Mate(3), "{v}: {:?}", r.info.lines[0]);
-        assert_eq!(r.proof, Proof::Win(3));
-        // Every reply to the first move allows a mate in one.
-        let mut after = g.clone();
-        after.play(r.best.unwrap());
-        for reply in after.legal_moves() {
-            let mut line = after.clone();
-            line.play(reply);
-            let moves = line.legal_moves();
-            assert!(
-                line.outcome().is_some() || pantheon::mcts::mate_in_one(&line, &moves).is_some(),
-                "{v}: {} {} escapes",
-                best(v, &r),
-                format_move(v, reply)
-            );
+    // With the leaf mate search the root is proven at once; with mate in
+    // one only, the tree has to prove it.
+    for mate_plies in [3, 1] {
+        for MateProblem { variant: v, sfen, .. } in MATES_IN_THREE {
+            let g = game(v, sfen, "");
+            // One thread: the order in which proofs complete, hence the mate
+            // distance reported first, is then fixed.
+            let params =
+                SearchParams { threads: 1, batch_size: 8, hash_mib: 64, mate_plies, ..SearchParams::default() };
+            let r = search(&mut Searcher::new(Arc::new(UniformEvaluator), params), &g, 200_000);
+            assert_eq!(r.info.lines[0].score, Score::Mate(3), "{v}: {:?}", r.info.lines[0]);
+            assert_eq!(r.proof, Proof::Win(3));
+            assert_eq!(r.info.lines[0].pv.len(), 3, "{v}: the whole mate is shown");
+            assert!(wins_in_three(&g, r.best.unwrap()), "{v}: {} is no mate in 3", best(v, &r));
         }
+    }
+}
+
+/// Whether `mv` wins by force within 3 plies, checked over every reply and
+/// every move after it (not only checks).
+fn wins_in_three(g: &Game, mv: Move) -> bool {
+    let us = g.position().side_to_move();
+    let mut after = g.clone();
+    after.play(mv);
+    if let Some(outcome) = after.outcome() {
+        return outcome.winner == Some(us);
+    }
+    after.legal_moves().into_iter().all(|reply| {
+        let mut line = after.clone();
+        line.play(reply);
+        match line.outcome() {
+            Some(outcome) => outcome.winner == Some(us),
+            None => line.legal_moves().into_iter().any(|m| {
+                let mut end = line.clone();
+                end.play(m);
+                end.outcome().is_some_and(|o| o.winner == Some(us))
+            }),
+        }
+    })
+}
+
+#[test]
+fn mate_search_solves_the_problems_at_their_length() {
+    for p in MATES_IN_ONE.iter().chain(&MATES_IN_THREE).chain(&MATES_IN_FIVE).chain([&CAMPMATE_IN_THREE]) {
+        let mut g = game(p.variant, p.sfen, "");
+        let legal = g.legal_moves();
+        if let Some(shorter) = p.plies.checked_sub(2) {
+            assert_eq!(find_mate(&mut g, &legal, shorter, 1_000_000), None, "{} {}", p.variant, p.sfen);
+        }
+        let (mv, plies) = find_mate(&mut g, &legal, 9, 1_000_000).expect("a mate");
+        assert_eq!(plies, p.plies, "{} {}", p.variant, p.sfen);
+        if p.plies <= 3 {
+            assert!(wins_in_three(&g, mv), "{}: {}", p.variant, format_move(p.variant, mv));
+        }
+        // The line plays out to the win, and the game is left as it was.
+        let before = g.position().clone();
+        let us = g.position().side_to_move();
+        let line = mate_line(&mut g, us, p.plies, 1_000_000);
+        assert_eq!(g.position(), &before);
+        assert_eq!(line.len() as u32, p.plies, "{} {}", p.variant, p.sfen);
+        let mut end = g.clone();
+        for &m in &line {
+            assert!(end.legal_moves().contains(&m));
+            end.play(m);
+        }
+        assert_eq!(end.outcome().map(|o| o.winner), Some(Some(g.position().side_to_move())), "{}", p.variant);
+    }
+}
+
+#[test]
+fn mate_search_is_sound_on_random_positions() {
+    // Every mate in 3 the search claims in positions of random games is
+    // checked by brute force; a tiny budget may miss mates but never
+    // invent one.
+    let mut claims = 0;
+    for (i, v) in Variant::ALL.into_iter().enumerate() {
+        let mut rng = Rng::new(40 + i as u64);
+        for _ in 0..6 {
+            let mut g = Game::new(pantheon::rules::Position::startpos(v));
+            while g.outcome().is_none() && g.moves().len() < 160 {
+                let legal = g.legal_moves();
+                for budget in [50, 5_000] {
+                    if let Some((mv, plies)) = find_mate(&mut g, &legal, 3, budget) {
+                        assert!(plies == 1 || plies == 3);
+                        assert!(wins_in_three(&g, mv), "{v}: {} claimed in {plies}", format_move(v, mv));
+                        assert_eq!(plies == 1, mate_in_one(&g, &legal).is_some());
+                        claims += 1;
+                    }
+                }
+                g.play(legal[rng.below(legal.len())]);
+            }
+        }
+    }
+    assert!(claims > 20, "only {claims} mates claimed: the test checks too little");
+}
+
+#[test]
+fn leaf_mate_search_proves_mates_in_five() {
+    for MateProblem { variant: v, sfen, .. } in MATES_IN_FIVE {
+        let g = game(v, sfen, "");
+        let r = search(&mut searcher(1), &g, 100_000);
+        assert_eq!(r.proof, Proof::Win(5), "{v}: {:?}", r.info.lines[0]);
+        assert_eq!(r.info.lines[0].score, Score::Mate(5));
+        let mut end = g.clone();
+        for &m in &r.info.lines[0].pv {
+            end.play(m);
+        }
+        assert_eq!(r.info.lines[0].pv.len(), 5, "{v}");
+        assert_eq!(end.outcome().and_then(|o| o.winner), Some(g.position().side_to_move()), "{v}");
     }
 }
 
@@ -203,7 +294,9 @@ fn proofs_and_collisions_with_many_threads_keep_counts_consistent() {
     // meet proven nodes and pending ones; counters must never underflow
     // (the test profile checks arithmetic overflow).
     for MateProblem { variant: v, sfen, .. } in MATES_IN_THREE {
-        let params = SearchParams { threads: 4, batch_size: 64, hash_mib: 16, ..SearchParams::default() };
+        // Mate in one only at the leaves, so that the tree does the proving.
+        let params =
+            SearchParams { threads: 4, batch_size: 64, hash_mib: 16, mate_plies: 1, ..SearchParams::default() };
         let mut s = Searcher::new(Arc::new(UniformEvaluator), params);
         let g = game(v, sfen, "");
         let stop = AtomicBool::new(false);

@@ -110,7 +110,17 @@ fn handshake_lists_options_and_variants() {
     for v in ["minishogi", "mansindam", "pandemonium", "pandemonium2022"] {
         assert!(variant.contains(&format!("var {v}")), "{variant}");
     }
-    for name in ["USI_Hash", "Threads", "MultiPV", "USI_Ponder", "ModelFile", "Device", "BatchSize", "ByoyomiMargin"] {
+    for name in [
+        "USI_Hash",
+        "Threads",
+        "MultiPV",
+        "USI_Ponder",
+        "ModelFile",
+        "Device",
+        "BatchSize",
+        "ByoyomiMargin",
+        "MatePlies",
+    ] {
         assert!(lines.iter().any(|l| l.starts_with(&format!("option name {name} "))), "{name}");
     }
     e.send("isready");

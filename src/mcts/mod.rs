@@ -4,6 +4,7 @@
 mod cache;
 mod evaluator;
 mod limits;
+mod mate;
 mod params;
 pub mod problems;
 mod rng;
@@ -12,7 +13,8 @@ mod tree;
 
 pub use evaluator::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
 pub use limits::{Clock, Limits, TimeBudget, budget};
+pub use mate::{find_mate, mate_in_one, mate_line};
 pub use params::SearchParams;
 pub use rng::Rng;
-pub use search::{PvLine, Score, SearchInfo, SearchResult, Searcher, mate_in_one};
+pub use search::{PvLine, Score, SearchInfo, SearchResult, Searcher};
 pub use tree::Proof;

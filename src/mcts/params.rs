@@ -22,8 +22,11 @@ pub struct SearchParams {
     pub cache_entries: usize,
     /// Dirichlet noise at the root: (alpha, weight), for self-play.
     pub root_noise: Option<(f64, f64)>,
-    /// Look for a mate (or campmate) in one at each new leaf.
-    pub mate_check: bool,
+    /// Longest mate (or campmate) looked for at each new leaf, in plies
+    /// (odd; 0: none). See [`find_mate`](super::find_mate).
+    pub mate_plies: u32,
+    /// Most positions one leaf's mate search may play.
+    pub mate_budget: u64,
     /// Seed of the search's random choices (noise, sampling).
     pub seed: u64,
     /// Root moves reported with their lines (MultiPV).
@@ -42,7 +45,8 @@ impl Default for SearchParams {
             hash_mib: 256,
             cache_entries: 1 << 18,
             root_noise: None,
-            mate_check: true,
+            mate_plies: 3,
+            mate_budget: 2_000,
             seed: 0,
             multipv: 1,
         }

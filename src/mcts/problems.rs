@@ -1,8 +1,9 @@
 //! Mate and campmate problems shared by the search tests and
 //! `pantheon bench mates` (playouts needed to prove them, per evaluator).
 //!
-//! The mates in three come from random playouts and were checked with a
-//! brute-force solver: the side to move mates in 3 plies and not in 1.
+//! The mates come from random playouts and were checked with brute-force
+//! solvers: the side to move mates in 3 plies and not in 1; in 5 plies
+//! (by checks) and not in 3 (by any moves).
 
 use crate::rules::Variant;
 
@@ -34,11 +35,20 @@ pub const MATES_IN_THREE: [MateProblem; 4] = [
     mate(Variant::Pandemonium2022, "rn1sks1n1/1+Vabfbu1r/p1pp5/AB4pp1/4P4/9/P2PV1P1P/2U1F4/RNBSKS1NR b - 31", 3),
 ];
 
+/// Longer than the leaf mate search (3 plies): the tree must find the
+/// first move and try every reply, so the network's priors matter.
+pub const MATES_IN_FIVE: [MateProblem; 4] = [
+    mate(Variant::Minishogi, "4r/GS+B2/P4/1Sbkp/KG3 b r 33", 5),
+    mate(Variant::Mansindam, "1r2k1cn1/1n5q1/p2P1pppp/2pMpM2A/1p2P4/5P3/P5PPP/Ca1B1K3/1N5NR b Bq3p 65", 5),
+    mate(Variant::Pandemonium, "rnbsk4/v1+f3U2/2pn4b/A3s+U2p/P1v+Ap1+B2/1p3+Fp2/3S1p1P1/R2KS3p/1NB3RN1 b rp 87", 5),
+    mate(Variant::Pandemonium2022, "Bsks5/2f2nu1r/8p/+b1pvAp1pS/4+n3P/P3AK2P/1PVf3P1/RbU2S2R/pN4BNr w - 104", 5),
+];
+
 /// The king walks to the far rank: 5c-5b, any reply, 5b-5a.
 pub const CAMPMATE_IN_THREE: MateProblem =
     MateProblem { variant: Variant::Mansindam, sfen: "9/9/4K4/9/8k/9/9/9/9 b - 1", plies: 3, kind: "campmate" };
 
 /// All problems, in the order `bench mates` lists them.
 pub fn all() -> Vec<MateProblem> {
-    MATES_IN_ONE.iter().chain(&MATES_IN_THREE).copied().chain([CAMPMATE_IN_THREE]).collect()
+    MATES_IN_ONE.iter().chain(&MATES_IN_THREE).chain(&MATES_IN_FIVE).copied().chain([CAMPMATE_IN_THREE]).collect()
 }

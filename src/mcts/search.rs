@@ -9,8 +9,8 @@
 //!    collision: it takes its virtual losses back).
 //! 2. Without the lock, it replays the path on a [`Game::branch`] of the
 //!    root game: a finished game is scored by the rules; otherwise it
-//!    generates the legal moves, looks for a mate in one, and looks the
-//!    position up in the evaluation cache.
+//!    generates the legal moves, runs a short mate search (see
+//!    [`find_mate`]), and looks the position up in the evaluation cache.
 //! 3. Leaves still needing the network are sent, a batch per worker, to the
 //!    evaluation thread, which joins the batches waiting for it into one
 //!    evaluator call (so the device works while the workers walk).
@@ -23,6 +23,7 @@
 use super::cache::{self, EvalCache};
 use super::evaluator::{EvalRequest, Evaluation, Evaluator};
 use super::limits::{Limits, budget};
+use super::mate::{find_mate, mate_line};
 use super::params::SearchParams;
 use super::rng::Rng;
 use super::tree::{Edge, NO_NODE, NodeState, Proof, Tree};
@@ -232,6 +233,11 @@ impl Searcher {
                 Some(e) if e.child != NO_NODE => node = e.child,
                 _ => return false,
             }
+        }
+        // A node proven by a leaf mate search but never expanded has no
+        // edges to search from: start afresh.
+        if self.tree.node(node).state != NodeState::Expanded {
+            return false;
         }
         if node != Tree::ROOT {
             self.tree = self.tree.subtree(node);
@@ -685,9 +691,11 @@ impl Shared<'_> {
             self.backup(&mut tree, path, proof.value().expect("proven"), true);
             return None;
         }
-        if self.params.mate_check
-            && let Some(mate) = mate_in_one(&game, &legal)
+        if self.params.mate_plies > 0
+            && let Some((mate, plies)) = find_mate(&mut game, &legal, self.params.mate_plies, self.params.mate_budget)
         {
+            // The leaf is won: expand it (the priors are never used) and
+            // prove the mating move's child lost for its side to move.
             let uniform = vec![1.0 / legal.len() as f32; legal.len()];
             let mut tree = self.tree.lock();
             if self.expand(&mut tree, leaf, &legal, &uniform) {
@@ -696,10 +704,12 @@ impl Shared<'_> {
                     let i = legal.iter().position(|&m| m == mate).expect("mate is legal");
                     tree.edge_mut(leaf, i).child = child;
                     let c = tree.node_mut(child);
-                    c.state = NodeState::Terminal;
-                    c.proof = Proof::Loss(0);
+                    if plies == 1 {
+                        c.state = NodeState::Terminal;
+                    }
+                    c.proof = Proof::Loss(plies as u16 - 1);
                 }
-                tree.node_mut(leaf).proof = Proof::Win(1);
+                tree.node_mut(leaf).proof = Proof::Win(plies as u16);
             } else {
                 tree.node_mut(leaf).state = NodeState::Leaf;
             }
@@ -820,7 +830,10 @@ impl Shared<'_> {
         let depth = self.depth_sum.load(Ordering::Relaxed).checked_div(playouts).unwrap_or(0);
         let mut children: Vec<(usize, &Edge)> = tree.edges(Tree::ROOT).iter().enumerate().collect();
         children.sort_by_key(|c| std::cmp::Reverse(rank(tree, c.1)));
-        let lines = children.iter().take(self.params_multipv()).map(|&(_, e)| line(tree, e)).collect();
+        let mut lines: Vec<PvLine> = children.iter().take(self.params_multipv()).map(|&(_, e)| line(tree, e)).collect();
+        for l in &mut lines {
+            self.complete_mate_line(l);
+        }
         SearchInfo {
             playouts,
             root_visits: tree.node(Tree::ROOT).visits,
@@ -830,6 +843,25 @@ impl Shared<'_> {
             hashfull: tree.permille_full(),
             lines,
         }
+    }
+
+    /// A mate line whose end the tree does not hold (a leaf proven by the
+    /// mate search) is completed by the mate search, so the PV shows the
+    /// whole mate.
+    fn complete_mate_line(&self, l: &mut PvLine) {
+        let Score::Mate(n) = l.score else { return };
+        let plies = n.unsigned_abs() as usize;
+        if l.pv.len() >= plies {
+            return;
+        }
+        let mut game = self.root.branch();
+        for &mv in &l.pv {
+            game.play(mv);
+        }
+        let us = self.root.position().side_to_move();
+        let winner = if n > 0 { us } else { !us };
+        let rest = mate_line(&mut game, winner, (plies - l.pv.len()) as u32, self.params.mate_budget);
+        l.pv.extend(rest);
     }
 
     fn params_multipv(&self) -> usize {
@@ -928,26 +960,4 @@ fn update_proof(tree: &mut Tree, id: u32) -> bool {
         tree.node_mut(id).proof = proof;
     }
     better
-}
-
-/// A move that wins at once: checkmate or campmate. History rules are
-/// respected because `legal` comes from the game; a position with no legal
-/// move in itself has none in any game.
-pub fn mate_in_one(game: &Game, legal: &[Move]) -> Option<Move> {
-    let pos = game.position();
-    let t = pos.variant().tables();
-    let us = pos.side_to_move();
-    for &mv in legal {
-        if t.spec.campmate
-            && let Move::Normal { from, to, .. } = mv
-            && from == pos.king(us)
-            && t.far_rank[us.index()].contains(to)
-        {
-            return Some(mv);
-        }
-        if pos.gives_check(mv) && !pos.play(mv).has_legal_move() {
-            return Some(mv);
-        }
-    }
-    None
 }

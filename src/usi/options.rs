@@ -32,6 +32,7 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "BatchSize", kind: Kind::Spin { default: 32, min: 1, max: 4096 } },
     Spec { name: "ByoyomiMargin", kind: Kind::Spin { default: 100, min: 0, max: 60_000 } },
     Spec { name: "ResignThreshold", kind: Kind::Spin { default: 0, min: 0, max: 100_000 } },
+    Spec { name: "MatePlies", kind: Kind::Spin { default: 3, min: 0, max: 9 } },
 ];
 
 /// Current option values.
@@ -52,6 +53,8 @@ pub struct Options {
     /// Resign when the score is below minus this many centipawns (0: only
     /// when the loss is proven).
     pub resign_cp: i64,
+    /// Longest mate looked for at each leaf, in plies (0: none).
+    pub mate_plies: u32,
 }
 
 impl Default for Options {
@@ -67,6 +70,7 @@ impl Default for Options {
             batch_size: 32,
             byoyomi_margin_ms: 100,
             resign_cp: 0,
+            mate_plies: 3,
         }
     }
 }
@@ -153,6 +157,7 @@ impl Options {
                     "BatchSize" => self.batch_size = v as usize,
                     "ByoyomiMargin" => self.byoyomi_margin_ms = v as u64,
                     "ResignThreshold" => self.resign_cp = v,
+                    "MatePlies" => self.mate_plies = v as u32,
                     _ => unreachable!("every spin option is handled"),
                 }
             }

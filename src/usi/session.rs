@@ -239,6 +239,7 @@ impl Session {
             batch_size: o.batch_size,
             hash_mib: o.hash_mib,
             multipv: o.multipv,
+            mate_plies: o.mate_plies,
             ..SearchParams::default()
         };
         let mut searcher = self.searcher.take().unwrap_or_else(|| Searcher::new(evaluator.clone(), params.clone()));
