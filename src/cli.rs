@@ -339,6 +339,9 @@ pub struct EngineArgs {
     /// Longest mate looked for at each leaf of the tree, in plies (0: none).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=9))]
     pub mate_plies: u32,
+    /// Longest mate looked for at the root by a thread of its own, in plies (0: none).
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(0..=31))]
+    pub root_mate_plies: u32,
 }
 
 /// A position given as variant, start SFEN and moves played from it.
@@ -667,6 +670,7 @@ fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, engine: &Engi
         hash_mib: engine.hash as usize,
         multipv: engine.multipv as usize,
         mate_plies: engine.mate_plies,
+        root_mate_plies: engine.root_mate_plies,
         ..SearchParams::default()
     };
     if let Some(t) = time {

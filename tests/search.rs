@@ -250,6 +250,27 @@ fn mate_search_is_sound_on_random_positions() {
 }
 
 #[test]
+fn root_mate_search_proves_mates_the_tree_has_not_reached() {
+    // No leaf mate search and a uniform evaluator: the root's own mate
+    // thread proves the mates in five, and the search ends with the whole
+    // line.
+    for MateProblem { variant: v, sfen, .. } in MATES_IN_FIVE {
+        let params = SearchParams { threads: 1, mate_plies: 0, root_mate_plies: 7, ..SearchParams::default() };
+        let mut s = Searcher::new(Arc::new(UniformEvaluator), params);
+        let g = game(v, sfen, "");
+        s.set_position(&g);
+        let limits = Limits { movetime: Some(Duration::from_secs(120)), ..Limits::default() };
+        let r = s.search(&limits, &AtomicBool::new(false), &mut |_| {});
+        assert_eq!(r.proof, Proof::Win(5), "{v}: {:?}", r.info.lines[0]);
+        let mut end = g.clone();
+        for &m in &r.info.lines[0].pv {
+            end.play(m);
+        }
+        assert_eq!(end.outcome().and_then(|o| o.winner), Some(g.position().side_to_move()), "{v}");
+    }
+}
+
+#[test]
 fn leaf_mate_search_proves_mates_in_five() {
     for MateProblem { variant: v, sfen, .. } in MATES_IN_FIVE {
         let g = game(v, sfen, "");

@@ -12,6 +12,7 @@
 //! the tree.
 
 use crate::rules::{Color, Game, Move, MoveList};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A move that wins at once: checkmate or campmate. History rules are
 /// respected because `legal` comes from the game; a position with no legal
@@ -50,10 +51,21 @@ fn mate_in_one_counted(game: &Game, legal: &[Move], nodes: &mut u64) -> Option<M
 /// `None` if there is none by checks (or campmate threats) within the
 /// limits. `legal` must be the game's legal moves; `game` is left as it was.
 pub fn find_mate(game: &mut Game, legal: &[Move], max_plies: u32, budget: u64) -> Option<(Move, u32)> {
+    find_mate_until(game, legal, max_plies, budget, &AtomicBool::new(false))
+}
+
+/// [`find_mate`] that gives up (`None`) soon after `stop` is set.
+pub fn find_mate_until(
+    game: &mut Game,
+    legal: &[Move],
+    max_plies: u32,
+    budget: u64,
+    stop: &AtomicBool,
+) -> Option<(Move, u32)> {
     if max_plies == 0 {
         return None;
     }
-    let mut search = MateSearch { nodes: 0, budget, lists: Vec::new() };
+    let mut search = MateSearch { nodes: 0, budget, lists: Vec::new(), stop, polls: 0 };
     if let Some(mv) = mate_in_one_counted(game, legal, &mut search.nodes) {
         return Some((mv, 1));
     }
@@ -63,7 +75,7 @@ pub fn find_mate(game: &mut Game, legal: &[Move], max_plies: u32, budget: u64) -
             if search.is_attack(game, mv) && search.attack_wins(game, mv, plies, 0) {
                 return Some((mv, plies));
             }
-            if search.nodes > search.budget {
+            if search.out_of_budget() {
                 return None;
             }
         }
@@ -72,15 +84,28 @@ pub fn find_mate(game: &mut Game, legal: &[Move], max_plies: u32, budget: u64) -
     None
 }
 
-struct MateSearch {
+struct MateSearch<'a> {
     /// Positions played so far.
     nodes: u64,
     budget: u64,
     /// Move lists reused per depth.
     lists: Vec<MoveList>,
+    stop: &'a AtomicBool,
+    /// Budget checks so far; every 256th also reads `stop`.
+    polls: u32,
 }
 
-impl MateSearch {
+impl MateSearch<'_> {
+    /// Whether the budget is spent or the caller said stop (then the
+    /// budget is spent from here on).
+    fn out_of_budget(&mut self) -> bool {
+        self.polls = self.polls.wrapping_add(1);
+        if self.polls.is_multiple_of(256) && self.stop.load(Ordering::Relaxed) {
+            self.budget = 0;
+        }
+        self.nodes > self.budget
+    }
+
     /// A move the attacker tries before the last ply: a check, or in a
     /// campmate variant a king move from which the far rank is one step
     /// away (the threat to walk in).
@@ -119,7 +144,7 @@ impl MateSearch {
         game.generate_legal(&mut replies);
         let mut all_lose = true;
         for &reply in &replies {
-            if self.nodes > self.budget {
+            if self.out_of_budget() {
                 all_lose = false;
                 break;
             }
@@ -146,7 +171,7 @@ impl MateSearch {
         let mut wins = !moves.is_empty() && mate_in_one_counted(game, &moves, &mut self.nodes).is_some();
         if !wins && plies >= 3 {
             for &mv in &moves {
-                if self.nodes > self.budget {
+                if self.out_of_budget() {
                     break;
                 }
                 if self.is_attack(game, mv) && self.attack_wins(game, mv, plies, depth + 1) {

@@ -27,6 +27,12 @@ pub struct SearchParams {
     pub mate_plies: u32,
     /// Most positions one leaf's mate search may play.
     pub mate_budget: u64,
+    /// Longest mate looked for at the root by a thread of its own beside
+    /// the workers, in plies (0: none). Off by default: its result depends
+    /// on timing, which node-limited searches (self-play, tests) avoid.
+    pub root_mate_plies: u32,
+    /// Most positions the root mate search may play.
+    pub root_mate_budget: u64,
     /// Seed of the search's random choices (noise, sampling).
     pub seed: u64,
     /// Root moves reported with their lines (MultiPV).
@@ -47,6 +53,8 @@ impl Default for SearchParams {
             root_noise: None,
             mate_plies: 3,
             mate_budget: 2_000,
+            root_mate_plies: 0,
+            root_mate_budget: 5_000_000,
             seed: 0,
             multipv: 1,
         }

@@ -23,7 +23,7 @@
 use super::cache::{self, EvalCache};
 use super::evaluator::{EvalRequest, Evaluation, Evaluator};
 use super::limits::{Limits, budget};
-use super::mate::{find_mate, mate_line};
+use super::mate::{find_mate, find_mate_until, mate_line};
 use super::params::SearchParams;
 use super::rng::Rng;
 use super::tree::{Edge, NO_NODE, NodeState, Proof, Tree};
@@ -163,6 +163,8 @@ struct Shared<'a> {
     max_depth: AtomicU32,
     /// Root noise still to apply when the root is first expanded.
     root_noise: Mutex<Option<Vec<f64>>>,
+    /// Mate lines completed for the PV, by the moves the tree gave.
+    mate_lines: Mutex<Vec<(Vec<Move>, Vec<Move>)>>,
 }
 
 impl Searcher {
@@ -299,6 +301,7 @@ impl Searcher {
             depth_sum: AtomicU64::new(0),
             max_depth: AtomicU32::new(0),
             root_noise: Mutex::new(root_noise),
+            mate_lines: Mutex::new(Vec::new()),
         };
         {
             // A root kept from an earlier search gets its noise now.
@@ -317,6 +320,9 @@ impl Searcher {
                 scope.spawn(move || shared.worker(job_tx));
             }
             drop(job_tx);
+            if self.params.root_mate_plies > 0 {
+                scope.spawn(|| shared.root_mate());
+            }
             self.control(&shared, limits, (stop, ponderhit), started, on_info);
             shared.stop.store(true, Ordering::SeqCst);
         });
@@ -563,6 +569,45 @@ impl Shared<'_> {
             } else if idle {
                 std::thread::sleep(Duration::from_micros(200));
             }
+        }
+    }
+
+    /// The root mate search: a longer [`find_mate`](super::find_mate) than
+    /// the leaves get, on a thread of its own; a mate found proves the root.
+    fn root_mate(&self) {
+        let mut game = self.root.branch();
+        let legal = game.legal_moves();
+        let (plies, budget) = (self.params.root_mate_plies, self.params.root_mate_budget);
+        let Some((mv, plies)) = find_mate_until(&mut game, &legal, plies, budget, &self.stop) else {
+            return;
+        };
+        // The proof goes on the root's edge, so wait for the first playout
+        // to expand the root.
+        while !self.stop.load(Ordering::SeqCst) {
+            let mut tree = self.tree.lock();
+            if tree.node(Tree::ROOT).state != NodeState::Expanded {
+                drop(tree);
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            }
+            if matches!(tree.node(Tree::ROOT).proof, Proof::Win(n) if n as u32 <= plies) {
+                return;
+            }
+            let cm = CompactMove::from(mv);
+            let Some(i) = tree.edges(Tree::ROOT).iter().position(|e| e.mv == cm) else { return };
+            let child = match tree.edges(Tree::ROOT)[i].child {
+                NO_NODE => match tree.add_node() {
+                    Some(c) => {
+                        tree.edge_mut(Tree::ROOT, i).child = c;
+                        c
+                    }
+                    None => return,
+                },
+                c => c,
+            };
+            tree.node_mut(child).proof = Proof::Loss(plies as u16 - 1);
+            tree.node_mut(Tree::ROOT).proof = Proof::Win(plies as u16);
+            return;
         }
     }
 
@@ -854,13 +899,20 @@ impl Shared<'_> {
         if l.pv.len() >= plies {
             return;
         }
+        let mut known = self.mate_lines.lock();
+        if let Some((_, rest)) = known.iter().find(|(pv, _)| *pv == l.pv) {
+            l.pv.extend_from_slice(rest);
+            return;
+        }
         let mut game = self.root.branch();
         for &mv in &l.pv {
             game.play(mv);
         }
         let us = self.root.position().side_to_move();
         let winner = if n > 0 { us } else { !us };
-        let rest = mate_line(&mut game, winner, (plies - l.pv.len()) as u32, self.params.mate_budget);
+        let budget = self.params.mate_budget.max(200_000);
+        let rest = mate_line(&mut game, winner, (plies - l.pv.len()) as u32, budget);
+        known.push((l.pv.clone(), rest.clone()));
         l.pv.extend(rest);
     }
 

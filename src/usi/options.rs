@@ -33,6 +33,7 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "ByoyomiMargin", kind: Kind::Spin { default: 100, min: 0, max: 60_000 } },
     Spec { name: "ResignThreshold", kind: Kind::Spin { default: 0, min: 0, max: 100_000 } },
     Spec { name: "MatePlies", kind: Kind::Spin { default: 3, min: 0, max: 9 } },
+    Spec { name: "RootMatePlies", kind: Kind::Spin { default: 7, min: 0, max: 31 } },
 ];
 
 /// Current option values.
@@ -55,6 +56,8 @@ pub struct Options {
     pub resign_cp: i64,
     /// Longest mate looked for at each leaf, in plies (0: none).
     pub mate_plies: u32,
+    /// Longest mate looked for at the root by its own thread (0: none).
+    pub root_mate_plies: u32,
 }
 
 impl Default for Options {
@@ -71,6 +74,7 @@ impl Default for Options {
             byoyomi_margin_ms: 100,
             resign_cp: 0,
             mate_plies: 3,
+            root_mate_plies: 7,
         }
     }
 }
@@ -158,6 +162,7 @@ impl Options {
                     "ByoyomiMargin" => self.byoyomi_margin_ms = v as u64,
                     "ResignThreshold" => self.resign_cp = v,
                     "MatePlies" => self.mate_plies = v as u32,
+                    "RootMatePlies" => self.root_mate_plies = v as u32,
                     _ => unreachable!("every spin option is handled"),
                 }
             }

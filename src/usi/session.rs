@@ -240,6 +240,7 @@ impl Session {
             hash_mib: o.hash_mib,
             multipv: o.multipv,
             mate_plies: o.mate_plies,
+            root_mate_plies: o.root_mate_plies,
             ..SearchParams::default()
         };
         let mut searcher = self.searcher.take().unwrap_or_else(|| Searcher::new(evaluator.clone(), params.clone()));
