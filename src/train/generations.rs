@@ -9,7 +9,7 @@
 //! nets/gen0.pnet   the starting net; nets/genN.pnet each candidate
 //! data/            self-play shards of all generations
 //! log.csv          one line per finished generation
-//! strength.png     cumulative Elo of the accepted nets
+//! strength.png     cumulative Elo of the accepted nets (redrawn on resume)
 //! ```
 
 use super::trainer::{TrainConfig, train};
@@ -106,6 +106,10 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
         }
     };
     let mut logs = read_log(dir);
+    if !logs.is_empty() {
+        // Rewrites the plot too, so a finished run's plot can be redrawn.
+        write_log(dir, &logs)?;
+    }
     while done < config.generations {
         let g = done + 1;
         let started = Instant::now();
