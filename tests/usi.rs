@@ -259,8 +259,43 @@ fn bad_input_gets_an_error_and_the_engine_stays_usable() {
     e.until("info string error");
     e.send("stop");
     e.bestmove();
-    e.send("go mate 1000");
-    e.until("checkmate notimplemented");
+    e.quit();
+}
+
+#[test]
+fn go_mate_answers_the_mate_line_nomate_or_timeout() {
+    let mut e = Engine::start();
+    e.send("usi");
+    e.until("usiok");
+    // A mate in 3 (minishogi): the line is legal and ends in checkmate.
+    let sfen = "3Bk/1pg2/P1G2/KSb2/2R1s b R 25";
+    e.send(&format!("position sfen {sfen}"));
+    e.send("go mate 60000");
+    let answer = e.until("checkmate").pop().unwrap();
+    let moves: Vec<&str> = answer.split_whitespace().skip(1).collect();
+    assert_eq!(moves.len(), 3, "{answer}");
+    let mut game = Game::new(parse_position(Variant::Minishogi, sfen).unwrap());
+    for m in &moves {
+        let mv = UsiMove::parse(m, Variant::Minishogi.geometry()).unwrap().to_game_move(&game).expect(&answer);
+        game.play(mv);
+    }
+    assert_eq!(game.outcome().map(|o| o.reason.name()), Some("checkmate"), "{answer}");
+    // No check at all in the start position: no mate.
+    e.send("position startpos");
+    e.send("go mate 60000");
+    assert_eq!(e.until("checkmate").pop().unwrap(), "checkmate nomate");
+    // Checks without end in sight: `stop` ends the search.
+    e.send("position sfen 5/5/2k2/5/K4 b RB 1");
+    e.send("go mate infinite");
+    std::thread::sleep(Duration::from_millis(200));
+    e.send("stop");
+    assert_eq!(e.until("checkmate").pop().unwrap(), "checkmate timeout");
+    // And so does the time limit.
+    e.send("go mate 200");
+    assert_eq!(e.until("checkmate").pop().unwrap(), "checkmate timeout");
+    // The engine still searches normally afterwards.
+    e.send("go nodes 20");
+    e.bestmove();
     e.quit();
 }
 

@@ -14,7 +14,8 @@ pub struct Go {
     pub movetime: Option<Duration>,
     pub nodes: Option<u64>,
     pub depth: Option<u32>,
-    /// `go mate [N|infinite]`: a mate search request.
+    /// `go mate <ms>|infinite`: a mate search (the time limit is kept in
+    /// `movetime`, `infinite` in `infinite`).
     pub mate: bool,
     pub infinite: bool,
     pub ponder: bool,
@@ -115,6 +116,10 @@ fn parse_go(rest: &[&str]) -> Result<Go, CommandError> {
     let mut go = Go::default();
     let mut it = rest.iter().copied().peekable();
     while let Some(key) = it.next() {
+        let mate_infinite = key == "mate" && matches!(it.peek(), Some(&"infinite") | None);
+        if mate_infinite {
+            it.next();
+        }
         let mut number = |key: &str| -> Result<u64, CommandError> {
             let v = it.next().ok_or_else(|| CommandError::GoNumber(key.to_string()))?;
             // Some GUIs send negative times when a clock runs out: clamp.
@@ -136,9 +141,13 @@ fn parse_go(rest: &[&str]) -> Result<Go, CommandError> {
             "infinite" => go.infinite = true,
             "ponder" => go.ponder = true,
             "mate" => {
+                // `go mate <ms>` or `go mate infinite` (or nothing: infinite).
                 go.mate = true;
-                // `go mate <ms>` or `go mate infinite`.
-                it.next();
+                if mate_infinite {
+                    go.infinite = true;
+                } else {
+                    go.movetime = Some(ms(number(key)?));
+                }
             }
             "searchmoves" => return Err(CommandError::GoUnknown(key.to_string())),
             other => return Err(CommandError::GoUnknown(other.to_string())),
@@ -172,7 +181,11 @@ mod tests {
         assert_eq!(go.btime, Some(Duration::from_millis(1000)));
         assert_eq!(go.wtime, Some(Duration::ZERO));
         assert!(go.ponder);
-        assert!(matches!(parse("go mate 1000"), Ok(Command::Go(Go { mate: true, .. }))));
+        assert!(
+            matches!(parse("go mate 1000"), Ok(Command::Go(Go { mate: true, movetime: Some(t), .. })) if t.as_millis() == 1000)
+        );
+        assert!(matches!(parse("go mate infinite"), Ok(Command::Go(Go { mate: true, infinite: true, .. }))));
+        assert!(parse("go mate soon").is_err());
     }
 
     #[test]

@@ -3,7 +3,10 @@
 
 use super::command::{self, Command, Go};
 use super::options::{self, Options};
-use crate::mcts::{Clock, Evaluator, Limits, Proof, Score, SearchInfo, SearchParams, SearchResult, Searcher};
+use crate::mcts::{
+    Clock, Evaluator, Limits, Proof, Score, SearchInfo, SearchParams, SearchResult, Searcher, find_mate_until,
+    mate_line,
+};
 use crate::notation::{UsiMove, format_move, parse_position};
 use crate::rules::{Color, Game, Position, Variant};
 use parking_lot::Mutex;
@@ -221,7 +224,7 @@ impl Session {
 
     fn go(&mut self, go: Go) {
         if go.mate {
-            self.out.line("checkmate notimplemented");
+            self.go_mate(&go);
             return;
         }
         let game = match &self.game {
@@ -283,6 +286,72 @@ impl Session {
         });
         self.running = Some(Running { answered, stop, ponderhit, handle });
     }
+}
+
+impl Session {
+    /// `go mate`: the checks-only mate search (tsume), deepening two plies
+    /// at a time, until a mate is found, none can exist, the time is up or
+    /// `stop` comes. Answers `checkmate <moves>`, `checkmate nomate` or
+    /// `checkmate timeout`.
+    fn go_mate(&mut self, go: &Go) {
+        let mut game = match &self.game {
+            Ok(g) => g.clone(),
+            Err(e) => {
+                self.out.error(&format!("no valid position ({e}); send 'position' again"));
+                self.out.line("checkmate nomate");
+                return;
+            }
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let answered = Arc::new(AtomicBool::new(false));
+        let (out, s, a) = (self.out.clone(), stop.clone(), answered.clone());
+        let variant = self.options.variant;
+        let deadline = (!go.infinite).then(|| go.movetime.map(|t| std::time::Instant::now() + t)).flatten();
+        let searcher = self.searcher.take();
+        let handle = std::thread::spawn(move || {
+            // The timer sets the same flag as `stop`.
+            let timer = deadline.map(|d| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    while std::time::Instant::now() < d && !s.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                    s.store(true, Ordering::SeqCst);
+                })
+            });
+            let answer = match mate_answer(&mut game, &s) {
+                Some(line) => {
+                    let moves: Vec<String> = line.iter().map(|&m| format_move(variant, m)).collect();
+                    format!("checkmate {}", moves.join(" "))
+                }
+                None if s.load(Ordering::SeqCst) => "checkmate timeout".to_string(),
+                None => "checkmate nomate".to_string(),
+            };
+            s.store(true, Ordering::SeqCst);
+            if let Some(t) = timer {
+                let _ = t.join();
+            }
+            a.store(true, Ordering::SeqCst);
+            out.line(&answer);
+            searcher
+        });
+        self.running = Some(Running { answered, stop, ponderhit: Arc::new(AtomicBool::new(false)), handle });
+    }
+}
+
+/// The mate line `go mate` answers with, if the side to move mates by
+/// checks; `None` when there is none (every line runs out of checks before
+/// 31 plies) or `stop` was set.
+fn mate_answer(game: &mut Game, stop: &AtomicBool) -> Option<Vec<crate::rules::Move>> {
+    const MAX_PLIES: u32 = 31;
+    if game.outcome().is_some() {
+        return None;
+    }
+    let legal = game.legal_moves();
+    let us = game.position().side_to_move();
+    let (_, n) = find_mate_until(game, &legal, MAX_PLIES, u64::MAX, stop)?;
+    let line = mate_line(game, us, n, u64::MAX);
+    (line.len() as u32 == n).then_some(line)
 }
 
 /// The game after `moves` from `sfen` (or `startpos`), or why there is none.
