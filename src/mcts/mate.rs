@@ -1,7 +1,9 @@
-//! Short mate searches run at the leaves of the tree, as strong shogi
-//! engines do beside their network (dlshogi's leaf mate search): a move the
-//! network rates low can still be a forced win, and one the tree would
-//! need thousands of playouts to prove is found here in microseconds.
+//! Mate searches beside the network, as strong shogi engines run them
+//! (dlshogi's leaf and root mate searches): a move the network rates low
+//! can still be a forced win, and one the tree would need thousands of
+//! playouts to prove is found here in microseconds. The search runs at
+//! every new leaf (short), on its own thread at the root (longer), and for
+//! USI `go mate` (up to 31 plies).
 //!
 //! The search is an AND/OR search with the rules' own game: the attacker
 //! only tries moves that give check, win at once, or (in campmate
@@ -9,7 +11,8 @@
 //! legal reply. Game ends by repetition are scored by [`Game`], so a
 //! perpetual check never counts as a mate. It is sound (a mate it reports
 //! is forced) but not complete: a mate that needs a quiet move is left to
-//! the tree.
+//! the tree. There is no transposition table: deep searches grow
+//! exponentially, so callers bound them by a position budget or a stop flag.
 
 use crate::rules::{Color, Game, Move, MoveList};
 use std::sync::atomic::{AtomicBool, Ordering};
