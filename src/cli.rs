@@ -162,6 +162,10 @@ pub enum Command {
         device: String,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Leaf mate search of searching players in plies: one value for
+        /// both, or A,B.
+        #[arg(long, value_delimiter = ',', default_value = "3")]
+        mate_plies: Vec<u32>,
     },
     /// The reinforcement-learning loop: generations of self-play, training,
     /// a gating match and promotion, in a run directory; rerun the same
@@ -456,6 +460,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 threads: 1,
                 opening_plies: 4,
                 max_plies: max_plies.max(1),
+                mate_plies: [crate::mcts::SearchParams::default().mate_plies; 2],
                 seed,
             };
             let config = crate::train::LoopConfig {
@@ -471,7 +476,26 @@ pub fn run(cli: Cli) -> Result<()> {
             crate::train::generations::run(&config, &mut |line| println!("{line}")).map_err(|e| anyhow::anyhow!(e))?;
             Ok(())
         }
-        Command::Match { variant, a, b, games, nodes, movetime, threads, opening_plies, max_plies, device, seed } => {
+        Command::Match {
+            variant,
+            a,
+            b,
+            games,
+            nodes,
+            movetime,
+            threads,
+            opening_plies,
+            max_plies,
+            device,
+            seed,
+            mate_plies,
+        } => {
+            let mate_plies = match mate_plies[..] {
+                [both] => [both, both],
+                [pa, pb] => [pa, pb],
+                _ => anyhow::bail!("--mate-plies takes one value or two (A,B)"),
+            };
+            anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
             use crate::selfplay::Player;
             let choice: crate::nn::DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
             let player = |spec: &str| -> Result<Player> {
@@ -499,6 +523,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 threads: threads as usize,
                 opening_plies,
                 max_plies: max_plies.max(1),
+                mate_plies,
                 seed,
             };
             let result = crate::selfplay::play_match(&config, pa, pb, &mut |i, score| {

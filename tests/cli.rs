@@ -113,6 +113,21 @@ fn match_against_baseline_players() {
     let o = pantheon(&["match", "--variant", "minishogi", "--a", "greedy", "--b", "random", "--games", "2"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).lines().last().unwrap().contains("(2 games"), "{}", stdout(&o));
+    let o = pantheon(&[
+        "match",
+        "--variant",
+        "minishogi",
+        "--a",
+        "greedy",
+        "--b",
+        "random",
+        "--games",
+        "2",
+        "--mate-plies",
+        "1,2,3",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--mate-plies takes one value or two"), "{}", stderr(&o));
     let o = pantheon(&["match", "--variant", "minishogi", "--a", "no/such.pnet", "--b", "random", "--games", "2"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("no/such.pnet"), "{}", stderr(&o));

@@ -163,6 +163,7 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         threads: 1,
         opening_plies: 2,
         max_plies: 80,
+        mate_plies: [3, 1],
         seed: 3,
     };
     let result =

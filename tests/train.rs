@@ -134,6 +134,7 @@ fn the_loop_runs_generations_and_resumes() {
             threads: 1,
             opening_plies: 2,
             max_plies: 40,
+            mate_plies: [3, 3],
             seed: 1,
         },
         gate_score: 0.5,

@@ -43,6 +43,9 @@ pub struct MatchConfig {
     pub opening_plies: usize,
     /// Games longer than this are scored as draws.
     pub max_plies: usize,
+    /// Leaf mate search length of searching players A and B, in plies
+    /// (see [`SearchParams::mate_plies`]).
+    pub mate_plies: [u32; 2],
     pub seed: u64,
 }
 
@@ -123,13 +126,14 @@ enum Seat {
 }
 
 impl Seat {
-    fn new(player: Player, config: &MatchConfig) -> Seat {
+    fn new(player: Player, config: &MatchConfig, mate_plies: u32) -> Seat {
         match player {
             Player::Search(e) => {
                 let params = SearchParams {
                     threads: config.threads.max(1),
                     batch_size: 8,
                     hash_mib: 64,
+                    mate_plies,
                     ..SearchParams::default()
                 };
                 Seat::Search(Box::new(Searcher::new(e, params)))
@@ -153,7 +157,7 @@ impl Seat {
 
 /// Plays the match; `on_game` gets each game's result for A (1, 0.5, 0).
 pub fn play_match(config: &MatchConfig, a: Player, b: Player, on_game: &mut dyn FnMut(usize, f64)) -> MatchResult {
-    let mut seats = [Seat::new(a, config), Seat::new(b, config)];
+    let mut seats = [Seat::new(a, config, config.mate_plies[0]), Seat::new(b, config, config.mate_plies[1])];
     let mut rng = Rng::new(config.seed);
     let mut move_rng = Rng::new(config.seed ^ 0x9e37_79b9_7f4a_7c15);
     let values = material_values(config.variant);
