@@ -271,6 +271,33 @@ fn root_mate_search_proves_mates_the_tree_has_not_reached() {
 }
 
 #[test]
+fn a_mate_is_played_out_move_by_move_with_the_tree_kept() {
+    // The searcher keeps its tree between moves; nodes proven by a mate
+    // search but never expanded must not become an empty root.
+    for MateProblem { variant: v, sfen, .. } in MATES_IN_FIVE {
+        let mut g = game(v, sfen, "");
+        let winner = g.position().side_to_move();
+        let mut s = searcher(2);
+        let mut plies = 0;
+        while g.outcome().is_none() {
+            assert!(plies < 5, "{v}: no mate after {plies} plies");
+            let r = search(&mut s, &g, 20_000);
+            let mv = r.best.unwrap_or_else(|| panic!("{v}: no move at ply {plies}"));
+            assert!(g.legal_moves().contains(&mv));
+            // Both sides see the mate, with a line to show.
+            let score = r.info.lines.first().map(|l| l.score);
+            assert!(
+                matches!(score, Some(Score::Mate(n)) if (n > 0) == (g.position().side_to_move() == winner)),
+                "{v}: {score:?}"
+            );
+            g.play(mv);
+            plies += 1;
+        }
+        assert_eq!(g.outcome().and_then(|o| o.winner), Some(winner), "{v}");
+    }
+}
+
+#[test]
 fn leaf_mate_search_proves_mates_in_five() {
     for MateProblem { variant: v, sfen, .. } in MATES_IN_FIVE {
         let g = game(v, sfen, "");
