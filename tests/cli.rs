@@ -135,7 +135,7 @@ fn match_against_baseline_players() {
 
 #[test]
 fn bench_mates_reports_playouts_to_each_proof() {
-    let o = pantheon(&["bench", "mates", "--variant", "minishogi", "--nodes", "50000"]);
+    let o = pantheon(&["bench", "mates", "--variant", "minishogi", "--nodes", "50000", "--mate-plies", "3"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("minishogi")).collect();

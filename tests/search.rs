@@ -299,10 +299,18 @@ fn a_mate_is_played_out_move_by_move_with_the_tree_kept() {
 
 #[test]
 fn leaf_mate_search_proves_mates_in_five() {
-    for MateProblem { variant: v, sfen, .. } in MATES_IN_FIVE {
+    // 5 plies: at the root's first playout; 3 plies: the tree finds the
+    // first move and proves every reply with the leaf searches.
+    for (mate_plies, MateProblem { variant: v, sfen, .. }) in
+        [5, 3].into_iter().flat_map(|p| MATES_IN_FIVE.map(|m| (p, m)))
+    {
         let g = game(v, sfen, "");
-        let r = search(&mut searcher(1), &g, 100_000);
+        let params = SearchParams { threads: 1, batch_size: 8, hash_mib: 64, mate_plies, ..SearchParams::default() };
+        let r = search(&mut Searcher::new(Arc::new(UniformEvaluator), params), &g, 100_000);
         assert_eq!(r.proof, Proof::Win(5), "{v}: {:?}", r.info.lines[0]);
+        if mate_plies == 5 {
+            assert_eq!(r.info.playouts, 1, "{v}");
+        }
         assert_eq!(r.info.lines[0].score, Score::Mate(5));
         let mut end = g.clone();
         for &m in &r.info.lines[0].pv {

@@ -51,7 +51,7 @@ impl Default for SearchParams {
             hash_mib: 256,
             cache_entries: 1 << 18,
             root_noise: None,
-            mate_plies: 3,
+            mate_plies: 5,
             mate_budget: 2_000,
             root_mate_plies: 0,
             root_mate_budget: 5_000_000,

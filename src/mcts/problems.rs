@@ -35,7 +35,7 @@ pub const MATES_IN_THREE: [MateProblem; 4] = [
     mate(Variant::Pandemonium2022, "rn1sks1n1/1+Vabfbu1r/p1pp5/AB4pp1/4P4/9/P2PV1P1P/2U1F4/RNBSKS1NR b - 31", 3),
 ];
 
-/// Longer than the leaf mate search (3 plies): the tree must find the
+/// With a leaf mate search of 3 plies (or none) the tree must find the
 /// first move and try every reply, so the network's priors matter.
 pub const MATES_IN_FIVE: [MateProblem; 4] = [
     mate(Variant::Minishogi, "4r/GS+B2/P4/1Sbkp/KG3 b r 33", 5),

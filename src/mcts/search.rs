@@ -877,7 +877,7 @@ impl Shared<'_> {
         children.sort_by_key(|c| std::cmp::Reverse(rank(tree, c.1)));
         let mut lines: Vec<PvLine> = children.iter().take(self.params_multipv()).map(|&(_, e)| line(tree, e)).collect();
         for l in &mut lines {
-            self.complete_mate_line(l);
+            self.complete_mate_line(tree, l);
         }
         SearchInfo {
             playouts,
@@ -890,12 +890,25 @@ impl Shared<'_> {
         }
     }
 
-    /// A mate line whose end the tree does not hold (a leaf proven by the
+    /// A mate line whose end the tree does not hold (a leaf proven by a
     /// mate search) is completed by the mate search, so the PV shows the
-    /// whole mate.
-    fn complete_mate_line(&self, l: &mut PvLine) {
+    /// whole mate. The tree's line is kept only as far as its nodes are
+    /// proven: below a node the root mate search proved, the most visited
+    /// moves need not be the mating ones.
+    fn complete_mate_line(&self, tree: &Tree, l: &mut PvLine) {
         let Score::Mate(n) = l.score else { return };
         let plies = n.unsigned_abs() as usize;
+        let mut node = Tree::ROOT;
+        let mut proven = 0;
+        for &mv in &l.pv {
+            let cm = CompactMove::from(mv);
+            match tree.edges(node).iter().find(|e| e.mv == cm) {
+                Some(e) if e.child != NO_NODE && tree.node(e.child).proof.is_proven() => node = e.child,
+                _ => break,
+            }
+            proven += 1;
+        }
+        l.pv.truncate(proven);
         if l.pv.len() >= plies {
             return;
         }

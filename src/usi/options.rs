@@ -32,7 +32,7 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "BatchSize", kind: Kind::Spin { default: 32, min: 1, max: 4096 } },
     Spec { name: "ByoyomiMargin", kind: Kind::Spin { default: 100, min: 0, max: 60_000 } },
     Spec { name: "ResignThreshold", kind: Kind::Spin { default: 0, min: 0, max: 100_000 } },
-    Spec { name: "MatePlies", kind: Kind::Spin { default: 3, min: 0, max: 9 } },
+    Spec { name: "MatePlies", kind: Kind::Spin { default: 5, min: 0, max: 9 } },
     Spec { name: "RootMatePlies", kind: Kind::Spin { default: 7, min: 0, max: 31 } },
 ];
 
@@ -73,7 +73,7 @@ impl Default for Options {
             batch_size: 32,
             byoyomi_margin_ms: 100,
             resign_cp: 0,
-            mate_plies: 3,
+            mate_plies: 5,
             root_mate_plies: 7,
         }
     }
