@@ -320,10 +320,11 @@ impl Session {
                 })
             });
             let answer = match mate_answer(&mut game, &s) {
-                Some(line) => {
+                Some(line) if !line.is_empty() => {
                     let moves: Vec<String> = line.iter().map(|&m| format_move(variant, m)).collect();
                     format!("checkmate {}", moves.join(" "))
                 }
+                Some(_) => "checkmate timeout".to_string(),
                 None if s.load(Ordering::SeqCst) => "checkmate timeout".to_string(),
                 None => "checkmate nomate".to_string(),
             };
@@ -341,7 +342,9 @@ impl Session {
 
 /// The mate line `go mate` answers with, if the side to move mates by
 /// checks; `None` when there is none (every line runs out of checks before
-/// 31 plies) or `stop` was set.
+/// 31 plies) or `stop` was set. A mate whose whole line could not be
+/// rebuilt (it should not happen: the search proved every reply) gives an
+/// empty line, answered as a timeout rather than as no mate.
 fn mate_answer(game: &mut Game, stop: &AtomicBool) -> Option<Vec<crate::rules::Move>> {
     const MAX_PLIES: u32 = 31;
     if game.outcome().is_some() {
@@ -351,7 +354,7 @@ fn mate_answer(game: &mut Game, stop: &AtomicBool) -> Option<Vec<crate::rules::M
     let us = game.position().side_to_move();
     let (_, n) = find_mate_until(game, &legal, MAX_PLIES, u64::MAX, stop)?;
     let line = mate_line(game, us, n, u64::MAX);
-    (line.len() as u32 == n).then_some(line)
+    Some(if line.len() as u32 == n { line } else { Vec::new() })
 }
 
 /// The game after `moves` from `sfen` (or `startpos`), or why there is none.
