@@ -107,8 +107,9 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
     };
     let mut logs = read_log(dir);
     if !logs.is_empty() {
-        // Rewrites the plot too, so a finished run's plot can be redrawn.
-        write_log(dir, &logs)?;
+        // Redraws the plot (not the log, which stays as read), so a
+        // finished run's plot can be redrawn.
+        write_plot(dir, &logs)?;
     }
     while done < config.generations {
         let g = done + 1;
@@ -208,8 +209,12 @@ fn write_log(dir: &Path, logs: &[GenerationLog]) -> Result<(), String> {
     std::fs::write(&tmp, csv)
         .and_then(|_| std::fs::rename(&tmp, dir.join("log.csv")))
         .map_err(|e| format!("cannot write log: {e}"))?;
-    // Strength: cumulative Elo of promoted candidates (clamped, as an
-    // all-won gate has an infinite estimate).
+    write_plot(dir, logs)
+}
+
+/// `strength.png`: cumulative Elo of promoted candidates (clamped, as an
+/// all-won gate has an infinite estimate).
+fn write_plot(dir: &Path, logs: &[GenerationLog]) -> Result<(), String> {
     let mut total = 0.0;
     let mut points = vec![(0.0, 0.0)];
     for l in logs {
