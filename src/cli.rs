@@ -164,7 +164,7 @@ pub enum Command {
         seed: u64,
         /// Leaf mate search of searching players in plies: one value for
         /// both, or A,B.
-        #[arg(long, value_delimiter = ',', default_value = "5")]
+        #[arg(long, value_delimiter = ',', default_values_t = [crate::mcts::MATE_PLIES])]
         mate_plies: Vec<u32>,
     },
     /// The reinforcement-learning loop: generations of self-play, training,
@@ -291,7 +291,7 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
         batch: u64,
         /// Longest mate searched at each leaf, in plies (0: none).
-        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=9))]
+        #[arg(long, default_value_t = crate::mcts::MATE_PLIES, value_parser = clap::value_parser!(u32).range(0..=9))]
         mate_plies: u32,
     },
     /// Search playouts per second from the start position with the uniform
@@ -313,7 +313,7 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
         runs: u32,
         /// Leaf mate search lengths to measure (plies, 0: none), comma-separated.
-        #[arg(long, value_delimiter = ',', default_value = "5")]
+        #[arg(long, value_delimiter = ',', default_values_t = [crate::mcts::MATE_PLIES])]
         mate_plies: Vec<u32>,
     },
 }
@@ -341,10 +341,10 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub batch: u64,
     /// Longest mate looked for at each leaf of the tree, in plies (0: none).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=9))]
+    #[arg(long, default_value_t = crate::mcts::MATE_PLIES, value_parser = clap::value_parser!(u32).range(0..=9))]
     pub mate_plies: u32,
     /// Longest mate looked for at the root by a thread of its own, in plies (0: none).
-    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(0..=31))]
+    #[arg(long, default_value_t = crate::mcts::ENGINE_ROOT_MATE_PLIES, value_parser = clap::value_parser!(u32).range(0..=31))]
     pub root_mate_plies: u32,
 }
 
@@ -460,7 +460,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 threads: 1,
                 opening_plies: 4,
                 max_plies: max_plies.max(1),
-                mate_plies: [crate::mcts::SearchParams::default().mate_plies; 2],
+                mate_plies: [crate::mcts::MATE_PLIES; 2],
                 seed,
             };
             let config = crate::train::LoopConfig {

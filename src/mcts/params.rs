@@ -1,5 +1,13 @@
 //! Search parameters.
 
+/// Default length of the leaf mate search, in plies (USI `MatePlies`,
+/// `--mate-plies`).
+pub const MATE_PLIES: u32 = 5;
+
+/// Length of the root mate search the engine front ends (USI
+/// `RootMatePlies`, `analyse`) use; [`SearchParams`] leaves it off.
+pub const ENGINE_ROOT_MATE_PLIES: u32 = 7;
+
 /// How the search explores and how much it may use.
 #[derive(Clone, Debug)]
 pub struct SearchParams {
@@ -51,7 +59,7 @@ impl Default for SearchParams {
             hash_mib: 256,
             cache_entries: 1 << 18,
             root_noise: None,
-            mate_plies: 5,
+            mate_plies: MATE_PLIES,
             mate_budget: 2_000,
             root_mate_plies: 0,
             root_mate_budget: 5_000_000,

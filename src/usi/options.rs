@@ -1,6 +1,7 @@
 //! The engine's USI options: the table `usi` prints and the values
 //! `setoption` changes, checked against their ranges.
 
+use crate::mcts::{ENGINE_ROOT_MATE_PLIES, MATE_PLIES};
 use crate::rules::Variant;
 
 /// A USI option's type, default and range.
@@ -32,8 +33,8 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "BatchSize", kind: Kind::Spin { default: 32, min: 1, max: 4096 } },
     Spec { name: "ByoyomiMargin", kind: Kind::Spin { default: 100, min: 0, max: 60_000 } },
     Spec { name: "ResignThreshold", kind: Kind::Spin { default: 0, min: 0, max: 100_000 } },
-    Spec { name: "MatePlies", kind: Kind::Spin { default: 5, min: 0, max: 9 } },
-    Spec { name: "RootMatePlies", kind: Kind::Spin { default: 7, min: 0, max: 31 } },
+    Spec { name: "MatePlies", kind: Kind::Spin { default: MATE_PLIES as i64, min: 0, max: 9 } },
+    Spec { name: "RootMatePlies", kind: Kind::Spin { default: ENGINE_ROOT_MATE_PLIES as i64, min: 0, max: 31 } },
 ];
 
 /// Current option values.
@@ -73,8 +74,8 @@ impl Default for Options {
             batch_size: 32,
             byoyomi_margin_ms: 100,
             resign_cp: 0,
-            mate_plies: 5,
-            root_mate_plies: 7,
+            mate_plies: MATE_PLIES,
+            root_mate_plies: ENGINE_ROOT_MATE_PLIES,
         }
     }
 }

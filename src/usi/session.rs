@@ -286,9 +286,7 @@ impl Session {
         });
         self.running = Some(Running { answered, stop, ponderhit, handle });
     }
-}
 
-impl Session {
     /// `go mate`: the checks-only mate search (tsume), deepening two plies
     /// at a time, until a mate is found, none can exist, the time is up or
     /// `stop` comes. Answers `checkmate <moves>`, `checkmate nomate` or
