@@ -97,6 +97,25 @@ pub enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Write mate problems from random playouts as training samples (the
+    /// mating line: the attacker's moves as policy targets, value +1 and
+    /// -1), for `pantheon train` or a loop's data directory.
+    Tsume {
+        #[arg(long)]
+        variant: Variant,
+        /// Directory of the shards (created if missing).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Samples to write.
+        #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        samples: u64,
+        #[command(flatten)]
+        mates: TsumeArgs,
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        threads: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Train a net on self-play records (CPU, burn autodiff); resumes an
     /// interrupted run with the same --out from its checkpoint.
     Train {
@@ -212,6 +231,12 @@ pub enum Command {
         max_plies: usize,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Tsume samples (mates from random playouts, see `pantheon tsume`)
+        /// added to the data each generation (0: none).
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=100_000_000))]
+        tsume: u64,
+        #[command(flatten)]
+        tsume_mates: TsumeArgs,
     },
     /// Network files: make a freshly initialised net, describe a file.
     Net {
@@ -293,6 +318,12 @@ pub enum BenchCommand {
         /// Longest mate searched at each leaf, in plies (0: none).
         #[arg(long, default_value_t = crate::mcts::MATE_PLIES, value_parser = clap::value_parser!(u32).range(0..=9))]
         mate_plies: u32,
+        /// Also this many held-out mates in 3 and 5 per variant, from
+        /// random playouts as `pantheon tsume` makes them (another seed).
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=100_000))]
+        random: u64,
+        #[arg(long, default_value_t = 1)]
+        random_seed: u64,
     },
     /// Search playouts per second from the start position with the uniform
     /// evaluator (the search's own overhead) and with the shipped net on
@@ -349,6 +380,43 @@ pub struct EngineArgs {
 }
 
 /// A position given as variant, start SFEN and moves played from it.
+/// How tsume samples are made (`pantheon tsume`, `pantheon loop --tsume`).
+#[derive(Args, Debug, Clone)]
+pub struct TsumeArgs {
+    /// Longest mate looked for, in plies (odd).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=9))]
+    pub tsume_plies: u32,
+    /// Mate search budget per position tried, in positions.
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub tsume_budget: u64,
+    /// Share of the mates in one kept (the commonest, and the easiest).
+    #[arg(long, default_value_t = 0.25)]
+    pub tsume_mate_in_one: f64,
+}
+
+impl TsumeArgs {
+    fn config(
+        &self,
+        variant: Variant,
+        samples: u64,
+        (threads, seed): (u64, u64),
+        out: std::path::PathBuf,
+    ) -> Result<crate::selfplay::TsumeConfig> {
+        anyhow::ensure!(self.tsume_plies % 2 == 1, "--tsume-plies must be odd (the attacker moves last)");
+        anyhow::ensure!((0.0..=1.0).contains(&self.tsume_mate_in_one), "--tsume-mate-in-one must be between 0 and 1");
+        Ok(crate::selfplay::TsumeConfig {
+            variant,
+            samples: samples as usize,
+            max_plies: self.tsume_plies,
+            budget: self.tsume_budget,
+            mate_in_one_share: self.tsume_mate_in_one,
+            threads: threads as usize,
+            seed,
+            out,
+        })
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct GameArgs {
     /// minishogi, mansindam, pandemonium or pandemonium2022.
@@ -421,6 +489,8 @@ pub fn run(cli: Cli) -> Result<()> {
             gate_score,
             max_plies,
             seed,
+            tsume,
+            tsume_mates,
         } => {
             anyhow::ensure!((0.0..=1.0).contains(&gate_score), "--gate-score must be between 0 and 1");
             anyhow::ensure!(lr.is_finite() && lr > 0.0 && lr < 10.0, "--lr must be a small positive number");
@@ -463,6 +533,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 mate_plies: [crate::mcts::MATE_PLIES; 2],
                 seed,
             };
+            let tsume = tsume_mates.config(variant, tsume, (cores() as u64, seed), dir.join("data"))?;
             let config = crate::train::LoopConfig {
                 variant,
                 dir,
@@ -472,6 +543,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 train,
                 gate,
                 gate_score,
+                tsume,
             };
             crate::train::generations::run(&config, &mut |line| println!("{line}")).map_err(|e| anyhow::anyhow!(e))?;
             Ok(())
@@ -530,6 +602,16 @@ pub fn run(cli: Cli) -> Result<()> {
                 println!("game {}: A scores {score}", i + 1);
             });
             println!("{a} vs {b}: {result}");
+            Ok(())
+        }
+        Command::Tsume { variant, out, samples, mates, threads, seed } => {
+            let config = mates.config(variant, samples, (threads, seed), out)?;
+            let started = Instant::now();
+            let report = crate::selfplay::tsume::write_samples(&config).map_err(|e| anyhow::anyhow!(e))?;
+            println!("{report} in {:.1} s", started.elapsed().as_secs_f64());
+            for path in &report.shards {
+                println!("wrote {}", path.display());
+            }
             Ok(())
         }
         Command::Train { variant, data, from, out, steps, batch, lr, weight_decay, window, checkpoint_every, seed } => {
@@ -635,8 +717,10 @@ pub fn run(cli: Cli) -> Result<()> {
             println!("{}", crate::selfplay::summary(&reports, started.elapsed()));
             Ok(())
         }
-        Command::Bench { what: BenchCommand::Mates { variant, model, nodes, batch, mate_plies } } => {
-            bench_mates(variant, model.as_deref(), nodes, batch as usize, mate_plies)
+        Command::Bench {
+            what: BenchCommand::Mates { variant, model, nodes, batch, mate_plies, random, random_seed },
+        } => {
+            bench_mates(variant, model.as_deref(), (nodes, batch as usize, mate_plies), (random as usize, random_seed))
         }
         Command::Bench { what: BenchCommand::Search { variant, nodes, threads, batch, runs, mate_plies } } => {
             bench_search(variant, nodes, (&threads, &mate_plies), batch as usize, runs)
@@ -883,7 +967,12 @@ fn bench_nn(variant: Variant, device: &str, batches: &[usize], model: &str, runs
     Ok(())
 }
 
-fn bench_mates(only: Option<Variant>, model: Option<&str>, nodes: u64, batch: usize, mate_plies: u32) -> Result<()> {
+fn bench_mates(
+    only: Option<Variant>,
+    model: Option<&str>,
+    (nodes, batch, mate_plies): (u64, usize, u32),
+    (random, random_seed): (usize, u64),
+) -> Result<()> {
     use crate::mcts::{Evaluator, Limits, Proof, SearchParams, Searcher, UniformEvaluator};
     use crate::nn::{DeviceChoice, NetEvaluator};
     use std::sync::Arc;
@@ -910,26 +999,27 @@ fn bench_mates(only: Option<Variant>, model: Option<&str>, nodes: u64, batch: us
         Some((n, p)) => format!("{n} ({p} plies)"),
         None => format!(">{nodes}"),
     };
+    let mut nets: Vec<(Variant, Arc<dyn Evaluator>)> = Vec::new();
+    let mut net_for = |variant: Variant| -> Result<Arc<dyn Evaluator>> {
+        if let Some((_, n)) = nets.iter().find(|(v, _)| *v == variant) {
+            return Ok(n.clone());
+        }
+        let n: Arc<dyn Evaluator> = Arc::new(
+            NetEvaluator::load(variant, model.unwrap_or(""), DeviceChoice::Cpu, batch)
+                .map_err(|e| anyhow::anyhow!(e))?,
+        );
+        nets.push((variant, n.clone()));
+        Ok(n)
+    };
     println!(
         "playouts to prove each problem (1 thread, batch {batch}, budget {nodes}, leaf mate search {mate_plies} plies)"
     );
     println!("{:<16} {:<13} {:>16} {:>16} {:>6}  net", "variant", "problem", "uniform", "net", "ratio");
-    let mut nets: Vec<(Variant, Arc<dyn Evaluator>)> = Vec::new();
     for p in crate::mcts::problems::all() {
         if only.is_some_and(|v| v != p.variant) {
             continue;
         }
-        let net = match nets.iter().find(|(v, _)| *v == p.variant) {
-            Some((_, n)) => n.clone(),
-            None => {
-                let n: Arc<dyn Evaluator> = Arc::new(
-                    NetEvaluator::load(p.variant, model.unwrap_or(""), DeviceChoice::Cpu, batch)
-                        .map_err(|e| anyhow::anyhow!(e))?,
-                );
-                nets.push((p.variant, n.clone()));
-                n
-            }
-        };
+        let net = net_for(p.variant)?;
         let game = Game::new(parse_position(p.variant, p.sfen).map_err(|e| anyhow::anyhow!("{}: {e}", p.sfen))?);
         let uniform = solve(Arc::new(UniformEvaluator), &game);
         let with_net = solve(net.clone(), &game);
@@ -944,6 +1034,56 @@ fn bench_mates(only: Option<Variant>, model: Option<&str>, nodes: u64, batch: us
             show(uniform, p.plies),
             show(with_net, p.plies),
             ratio,
+            net.name()
+        );
+    }
+    if random == 0 {
+        return Ok(());
+    }
+    println!();
+    println!(
+        "{random} random mates in 3 and 5 per variant (seed {random_seed}): solved within the budget, median playouts"
+    );
+    println!(
+        "{:<16} {:>9} {:>16} {:>16} {:>22}  net",
+        "variant", "in 3/in 5", "uniform", "net", "faster: net/uniform/="
+    );
+    let variants: Vec<Variant> = match only {
+        Some(v) => vec![v],
+        None => Variant::ALL.to_vec(),
+    };
+    for variant in variants {
+        let net = net_for(variant)?;
+        // A seed stream of its own, apart from the training samples'.
+        let seed = random_seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x0062_656e_6368;
+        let mut source = crate::selfplay::RandomMates::new(variant, seed, 5, 20_000, 0.0);
+        let (mut by_length, mut uniform, mut with_net) = ([0usize; 2], Vec::new(), Vec::new());
+        while uniform.len() < random {
+            let Some(problem) = source.next_until(u64::MAX) else { break };
+            by_length[usize::from(problem.plies == 5)] += 1;
+            uniform.push(solve(Arc::new(UniformEvaluator), &problem.game).map(|(n, _)| n));
+            with_net.push(solve(net.clone(), &problem.game).map(|(n, _)| n));
+        }
+        let solved = |v: &[Option<u64>]| v.iter().filter(|n| n.is_some()).count();
+        // Unsolved problems sort last (as if they took forever).
+        let median = |v: &[Option<u64>]| {
+            let mut v: Vec<u64> = v.iter().map(|n| n.unwrap_or(u64::MAX)).collect();
+            v.sort_unstable();
+            match v.get(v.len() / 2) {
+                Some(&u64::MAX) | None => format!(">{nodes}"),
+                Some(n) => n.to_string(),
+            }
+        };
+        let key = |n: &Option<u64>| n.unwrap_or(u64::MAX);
+        let net_faster = uniform.iter().zip(&with_net).filter(|(u, n)| key(n) < key(u)).count();
+        let uniform_faster = uniform.iter().zip(&with_net).filter(|(u, n)| key(u) < key(n)).count();
+        println!(
+            "{:<16} {:>9} {:>16} {:>16} {:>22}  {}",
+            variant.name(),
+            format!("{}/{}", by_length[0], by_length[1]),
+            format!("{}/{} {}", solved(&uniform), uniform.len(), median(&uniform)),
+            format!("{}/{} {}", solved(&with_net), with_net.len(), median(&with_net)),
+            format!("{net_faster}/{uniform_faster}/{}", uniform.len() - net_faster - uniform_faster),
             net.name()
         );
     }
@@ -1110,4 +1250,9 @@ pub fn show(game: &Game) -> String {
         None => writeln!(out, "result: ongoing").ok(),
     };
     out
+}
+
+/// The CPU cores available to this process.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }

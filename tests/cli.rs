@@ -135,11 +135,28 @@ fn match_against_baseline_players() {
 
 #[test]
 fn bench_mates_reports_playouts_to_each_proof() {
-    let o = pantheon(&["bench", "mates", "--variant", "minishogi", "--nodes", "50000", "--mate-plies", "3"]);
+    let o = pantheon(&[
+        "bench",
+        "mates",
+        "--variant",
+        "minishogi",
+        "--nodes",
+        "50000",
+        "--mate-plies",
+        "3",
+        "--random",
+        "3",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("minishogi")).collect();
-    assert_eq!(rows.len(), 3, "{out}");
+    assert_eq!(rows.len(), 4, "{out}");
+    // The held-out random mates: 3 of them, each proven by the uniform
+    // search's leaf mate search (3 plies) or the tree.
+    let random: Vec<&str> = rows[3].split_whitespace().collect();
+    let lengths: Vec<usize> = random[1].split('/').map(|n| n.parse().unwrap()).collect();
+    assert_eq!(lengths.iter().sum::<usize>(), 3, "{out}");
+    assert!(random[2].ends_with("/3"), "{out}");
     assert!(rows[0].contains("mate in 1") && rows[1].contains("mate in 3") && rows[2].contains("mate in 5"), "{out}");
     // The uniform column of the mates in 1 and 3: proven at the first
     // playout by the leaf mate search.
@@ -151,4 +168,22 @@ fn bench_mates_reports_playouts_to_each_proof() {
     let o = pantheon(&["bench", "mates", "--model", "x.pnet"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--model needs --variant"), "{}", stderr(&o));
+}
+
+#[test]
+fn tsume_writes_samples_and_rejects_bad_settings() {
+    let dir = std::env::temp_dir().join(format!("pantheon-cli-tsume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.to_str().unwrap();
+    let o = pantheon(&["tsume", "--variant", "minishogi", "--out", out, "--samples", "12", "--tsume-plies", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains(" samples from ") && text.contains("wrote "), "{text}");
+    assert!(std::fs::read_dir(&dir).unwrap().count() >= 1);
+    let o = pantheon(&["tsume", "--variant", "minishogi", "--out", out, "--tsume-plies", "4"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--tsume-plies must be odd"), "{}", stderr(&o));
+    let o = pantheon(&["tsume", "--variant", "minishogi", "--out", out, "--tsume-mate-in-one", "2"]);
+    assert!(stderr(&o).contains("between 0 and 1"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

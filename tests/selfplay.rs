@@ -171,3 +171,75 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
     assert_eq!(result.games(), 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn tsume_samples_are_mating_lines() {
+    use pantheon::selfplay::tsume::{RandomMates, mate_samples};
+    for variant in [Variant::Minishogi, Variant::Mansindam] {
+        let mut source = RandomMates::new(variant, 7, 3, 5_000, 1.0);
+        for _ in 0..6 {
+            let problem = source.next_until(1_000_000).expect("random play meets mates");
+            let samples = mate_samples(&problem, 5_000);
+            assert_eq!(samples.len() as u32, problem.plies, "{variant}: the whole line");
+            assert_eq!(samples[0].position.hash(), problem.game.position().hash());
+            let attacker = problem.game.position().side_to_move();
+            for (i, s) in samples.iter().enumerate() {
+                let attacking = i % 2 == 0;
+                assert_eq!(s.position.side_to_move() == attacker, attacking);
+                assert_eq!(s.value, if attacking { 1.0 } else { -1.0 });
+                assert_eq!(s.full_search, attacking);
+                assert_eq!(s.policy.len(), usize::from(attacking), "one move, the mating one, or none");
+                if let Some(&(mv, _)) = s.policy.first() {
+                    assert!(s.position.legal_moves().contains(&mv), "{variant}: {mv:?} is legal");
+                    if let Some(next) = samples.get(i + 1) {
+                        let after = s.position.play(mv);
+                        assert_eq!(next.position.hash(), after.hash(), "{variant}: the defender's position follows");
+                        if let Some(again) = samples.get(i + 2) {
+                            let replies = after.legal_moves();
+                            assert!(replies.iter().any(|&r| after.play(r).hash() == again.position.hash()));
+                        }
+                    }
+                }
+            }
+            // The last attacker move ends the game at once.
+            let last = samples.last().unwrap();
+            let mut game = Game::new(last.position.clone());
+            game.play(last.policy[0].0);
+            assert_eq!(game.outcome().and_then(|o| o.winner), Some(attacker), "{variant}: the last move wins");
+        }
+    }
+}
+
+#[test]
+fn tsume_shards_are_written_reproducibly() {
+    use pantheon::selfplay::{TsumeConfig, tsume::write_samples};
+    let dir = temp_dir("tsume");
+    let config = |out: PathBuf| TsumeConfig {
+        variant: Variant::Minishogi,
+        samples: 40,
+        max_plies: 3,
+        budget: 2_000,
+        mate_in_one_share: 0.25,
+        threads: 2,
+        seed: 3,
+        out,
+    };
+    let a = write_samples(&config(dir.join("a"))).unwrap();
+    let b = write_samples(&config(dir.join("b"))).unwrap();
+    assert!(a.samples >= 40 && a.samples < 40 + 2 * 3, "{a}");
+    assert_eq!(a.mates.iter().sum::<usize>(), b.mates.iter().sum::<usize>());
+    assert!(a.mates[1] > 0, "mates in 3 are found: {a}");
+    assert_eq!(a.shards.len(), 2);
+    let (samples, warnings) = read_dir(&dir.join("a"), Variant::Minishogi, usize::MAX).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(samples.len(), a.samples);
+    assert!(samples.iter().all(|s| s.value.abs() == 1.0));
+    for (x, y) in a.shards.iter().zip(&b.shards) {
+        let (x, y) = (Shard::read(x).unwrap(), Shard::read(y).unwrap());
+        assert_eq!(x.model_id, "tsume");
+        assert_eq!(x.to_bytes(), y.to_bytes(), "same seed, same samples");
+    }
+    let even = TsumeConfig { max_plies: 4, ..config(dir.join("c")) };
+    assert!(write_samples(&even).unwrap_err().contains("odd"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -100,7 +100,7 @@ fn an_interrupted_run_resumes_to_the_same_state() {
 
 #[test]
 fn the_loop_runs_generations_and_resumes() {
-    use pantheon::selfplay::{MatchConfig, MoveLimit, SelfPlayConfig};
+    use pantheon::selfplay::{MatchConfig, MoveLimit, SelfPlayConfig, TsumeConfig};
     use pantheon::train::{LoopConfig, generations};
     let (dir, tc) = setup("loop");
     let variant = Variant::Minishogi;
@@ -138,6 +138,16 @@ fn the_loop_runs_generations_and_resumes() {
             seed: 1,
         },
         gate_score: 0.5,
+        tsume: TsumeConfig {
+            variant,
+            samples: 10,
+            max_plies: 3,
+            budget: 2_000,
+            mate_in_one_share: 1.0,
+            threads: 1,
+            seed: 1,
+            out: PathBuf::new(),
+        },
     };
     let logs = generations::run(&config, &mut |_| {}).unwrap();
     assert_eq!(logs.len(), 1);
@@ -149,5 +159,13 @@ fn the_loop_runs_generations_and_resumes() {
     assert_eq!(std::fs::read_to_string(run.join("log.csv")).unwrap().lines().count(), 3);
     assert!(std::fs::read_to_string(run.join("state")).unwrap().starts_with("generation 2"));
     assert!(run.join("strength.png").exists());
+    // Each generation added its tsume samples to the data.
+    assert!(lines.iter().any(|l| l.starts_with("generation 2: tsume: ")), "{lines:?}");
+    let tsume = std::fs::read_dir(run.join("data"))
+        .unwrap()
+        .filter_map(|e| Shard::read(&e.unwrap().path()).ok())
+        .filter(|s| s.model_id == "tsume")
+        .count();
+    assert_eq!(tsume, 2, "one shard per generation");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -7,7 +7,7 @@
 //! ```text
 //! state            "generation N" and "best PATH" (rewritten atomically)
 //! nets/gen0.pnet   the starting net; nets/genN.pnet each candidate
-//! data/            self-play shards of all generations
+//! data/            self-play (and tsume) shards of all generations
 //! log.csv          one line per finished generation
 //! strength.png     cumulative Elo of the accepted nets (redrawn on resume)
 //! ```
@@ -16,7 +16,7 @@ use super::trainer::{TrainConfig, train};
 use crate::mcts::Evaluator;
 use crate::nn::{DeviceChoice, NetEvaluator};
 use crate::rules::Variant;
-use crate::selfplay::{MatchConfig, Player, SelfPlayConfig, play, play_match, summary};
+use crate::selfplay::{MatchConfig, Player, SelfPlayConfig, TsumeConfig, play, play_match, summary};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -35,6 +35,9 @@ pub struct LoopConfig {
     pub gate: MatchConfig,
     /// A candidate is promoted when it scores at least this share.
     pub gate_score: f64,
+    /// Mate samples added to the data each generation (`samples` 0: none);
+    /// `out` and `seed` are set per generation.
+    pub tsume: TsumeConfig,
 }
 
 /// One finished generation.
@@ -123,6 +126,16 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
         };
         let games = play(&sp, load(config.variant, &best, 64)?, &|_| {})?;
         report(&format!("generation {g}: {}", summary(&games, started.elapsed())));
+        if config.tsume.samples > 0 {
+            let tsume_started = Instant::now();
+            let tc = TsumeConfig {
+                out: dir.join("data"),
+                seed: config.tsume.seed.wrapping_add(g as u64),
+                ..config.tsume.clone()
+            };
+            let made = crate::selfplay::tsume::write_samples(&tc)?;
+            report(&format!("generation {g}: tsume: {made} in {:.1} s", tsume_started.elapsed().as_secs_f64()));
+        }
         let candidate = dir.join(format!("nets/gen{g}.pnet"));
         // Training continues from the newest net, promoted or not (as in
         // AlphaGo Zero: the gate decides which net plays self-play, not
