@@ -185,6 +185,10 @@ pub enum Command {
         /// both, or A,B.
         #[arg(long, value_delimiter = ',', default_values_t = [crate::mcts::MATE_PLIES])]
         mate_plies: Vec<u32>,
+        /// Write each game to this file as it ends: a comment line with the
+        /// players and the result, then a USI `position ... moves ...` line.
+        #[arg(long)]
+        record: Option<std::path::PathBuf>,
     },
     /// The reinforcement-learning loop: generations of self-play, training,
     /// a gating match and promotion, in a run directory; rerun the same
@@ -233,7 +237,7 @@ pub enum Command {
         seed: u64,
         /// Tsume samples (mates from random playouts, see `pantheon tsume`)
         /// added to the data each generation (0: none).
-        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=100_000_000))]
+        #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=100_000_000))]
         tsume: u64,
         #[command(flatten)]
         tsume_mates: TsumeArgs,
@@ -561,6 +565,7 @@ pub fn run(cli: Cli) -> Result<()> {
             device,
             seed,
             mate_plies,
+            record,
         } => {
             let mate_plies = match mate_plies[..] {
                 [both] => [both, both],
@@ -598,11 +603,41 @@ pub fn run(cli: Cli) -> Result<()> {
                 mate_plies,
                 seed,
             };
-            let result = crate::selfplay::play_match(&config, pa, pb, &mut |i, score| {
-                println!("game {}: A scores {score}", i + 1);
+            let mut record = match &record {
+                Some(path) => Some((
+                    std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+                    path,
+                )),
+                None => None,
+            };
+            let mut write_error = None;
+            let result = crate::selfplay::play_match(&config, pa, pb, &mut |g| {
+                let plies = g.game.moves().len();
+                let summary = format!("A ({}) scores {}: {}, {plies} plies", g.a_color, g.score, g.ending);
+                println!("game {}: {summary}", g.index + 1);
+                if let Some((file, path)) = &mut record
+                    && write_error.is_none()
+                {
+                    use std::io::Write as _;
+                    let mut line = format!("position sfen {}", to_sfen(g.game.start()));
+                    if plies > 0 {
+                        line.push_str(" moves");
+                        for &mv in g.game.moves() {
+                            line.push(' ');
+                            line.push_str(&format_move(variant, mv));
+                        }
+                    }
+                    let text = format!("# game {}: A = {a}, B = {b}; {summary}\n{line}\n", g.index + 1);
+                    if let Err(e) = file.write_all(text.as_bytes()).and_then(|_| file.flush()) {
+                        write_error = Some(format!("cannot write {}: {e}", path.display()));
+                    }
+                }
             });
             println!("{a} vs {b}: {result}");
-            Ok(())
+            match write_error {
+                Some(e) => Err(anyhow::anyhow!(e)),
+                None => Ok(()),
+            }
         }
         Command::Tsume { variant, out, samples, mates, threads, seed } => {
             let config = mates.config(variant, samples, (threads, seed), out)?;

@@ -110,9 +110,56 @@ fn match_against_baseline_players() {
     assert!(last.starts_with("uniform vs random: +"), "{out}");
     let wins: usize = last["uniform vs random: +".len()..].split(' ').next().unwrap().parse().unwrap();
     assert!(wins >= 3, "a 100-playout search should beat random play: {out}");
-    let o = pantheon(&["match", "--variant", "minishogi", "--a", "greedy", "--b", "random", "--games", "2"]);
+    let record = std::env::temp_dir().join(format!("pantheon-cli-record-{}.txt", std::process::id()));
+    let o = pantheon(&[
+        "match",
+        "--variant",
+        "minishogi",
+        "--a",
+        "greedy",
+        "--b",
+        "random",
+        "--games",
+        "2",
+        "--record",
+        record.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).lines().last().unwrap().contains("(2 games"), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.lines().last().unwrap().contains("(2 games"), "{out}");
+    assert!(out.starts_with("game 1: A (sente) scores "), "{out}");
+    // Each recorded game replays to the result the match printed.
+    let text = std::fs::read_to_string(&record).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    for pair in lines.chunks(2) {
+        assert!(pair[0].starts_with("# game ") && pair[0].contains("A = greedy, B = random"), "{text}");
+        let rest = pair[1].strip_prefix("position sfen ").expect(&text);
+        let (sfen, moves) = rest.split_once(" moves ").expect(&text);
+        let mut args = vec!["show", "--variant", "minishogi", "--sfen", sfen, "--moves"];
+        args.extend(moves.split(' '));
+        let shown = stdout(&pantheon(&args));
+        let result = shown.lines().find_map(|l| l.trim().strip_prefix("result: ")).expect(&shown);
+        if result != "ongoing" {
+            assert!(pair[0].contains(result), "{}: {shown}", pair[0]);
+        }
+    }
+    std::fs::remove_file(&record).unwrap();
+    let o = pantheon(&[
+        "match",
+        "--variant",
+        "minishogi",
+        "--a",
+        "greedy",
+        "--b",
+        "random",
+        "--games",
+        "2",
+        "--record",
+        "/no/such/dir/games.txt",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cannot create /no/such/dir/games.txt"), "{}", stderr(&o));
     let o = pantheon(&[
         "match",
         "--variant",

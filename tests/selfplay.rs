@@ -166,8 +166,7 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         mate_plies: [3, 1],
         seed: 3,
     };
-    let result =
-        play_match(&mc, Player::Search(load(&next)), Player::Search(Arc::new(UniformEvaluator)), &mut |_, _| {});
+    let result = play_match(&mc, Player::Search(load(&next)), Player::Search(Arc::new(UniformEvaluator)), &mut |_| {});
     assert_eq!(result.games(), 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }

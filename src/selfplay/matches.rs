@@ -155,8 +155,23 @@ impl Seat {
     }
 }
 
-/// Plays the match; `on_game` gets each game's result for A (1, 0.5, 0).
-pub fn play_match(config: &MatchConfig, a: Player, b: Player, on_game: &mut dyn FnMut(usize, f64)) -> MatchResult {
+/// One finished game of a match.
+#[derive(Debug)]
+pub struct MatchGame<'a> {
+    /// 0-based, in the order played.
+    pub index: usize,
+    /// A's score: 1, 0.5 or 0.
+    pub score: f64,
+    /// The colour A played.
+    pub a_color: Color,
+    /// The game, the random opening included.
+    pub game: &'a Game,
+    /// Why it ended: the rules' outcome, the ply cap, or an illegal move.
+    pub ending: String,
+}
+
+/// Plays the match; `on_game` gets each finished game.
+pub fn play_match(config: &MatchConfig, a: Player, b: Player, on_game: &mut dyn FnMut(&MatchGame<'_>)) -> MatchResult {
     let mut seats = [Seat::new(a, config, config.mate_plies[0]), Seat::new(b, config, config.mate_plies[1])];
     let mut rng = Rng::new(config.seed);
     let mut move_rng = Rng::new(config.seed ^ 0x9e37_79b9_7f4a_7c15);
@@ -168,13 +183,13 @@ pub fn play_match(config: &MatchConfig, a: Player, b: Player, on_game: &mut dyn 
         for swap in [false, true] {
             // A plays sente in the first game of a pair, gote in the second.
             let a_color = if swap { Color::Gote } else { Color::Sente };
-            let score = play_game(config, &opening, &mut seats, a_color, &values, &mut move_rng);
+            let (game, score, ending) = play_game(config, &opening, &mut seats, a_color, &values, &mut move_rng);
             match score {
                 s if s > 0.75 => result.wins += 1,
                 s if s < 0.25 => result.losses += 1,
                 _ => result.draws += 1,
             }
-            on_game(pair * 2 + swap as usize, score);
+            on_game(&MatchGame { index: pair * 2 + swap as usize, score, a_color, game: &game, ending });
         }
     }
     result
@@ -196,7 +211,7 @@ fn random_opening(variant: Variant, plies: usize, rng: &mut Rng) -> Game {
     }
 }
 
-/// One game from `opening`; A's score.
+/// One game from `opening`: the game, A's score and why it ended.
 fn play_game(
     config: &MatchConfig,
     opening: &Game,
@@ -204,7 +219,7 @@ fn play_game(
     a_color: Color,
     values: &[f32],
     rng: &mut Rng,
-) -> f64 {
+) -> (Game, f64, String) {
     let mut game = opening.clone();
     for seat in seats.iter_mut() {
         if let Seat::Search(e) = seat {
@@ -215,24 +230,31 @@ fn play_game(
         MoveLimit::Nodes(n) => Limits { nodes: Some(n), ..Limits::default() },
         MoveLimit::Time(t) => Limits { movetime: Some(t), ..Limits::default() },
     };
-    while game.moves().len() < config.max_plies {
+    let score_for_a = |winner: Option<Color>| match winner {
+        Some(w) if w == a_color => 1.0,
+        Some(_) => 0.0,
+        None => 0.5,
+    };
+    loop {
+        // The outcome first: a game won on the last ply allowed is a win.
         if let Some(o) = game.outcome() {
-            return match o.winner {
-                Some(w) if w == a_color => 1.0,
-                Some(_) => 0.0,
-                None => 0.5,
-            };
+            return (game, score_for_a(o.winner), o.to_string());
+        }
+        if game.moves().len() >= config.max_plies {
+            let ending = format!("draw by the {}-ply cap", config.max_plies);
+            return (game, 0.5, ending);
         }
         let side = game.position().side_to_move();
         let seat = &mut seats[if side == a_color { 0 } else { 1 }];
-        let Some(mv) = seat.choose(&game, &limits, values, rng) else { break };
+        let Some(mv) = seat.choose(&game, &limits, values, rng) else {
+            return (game, 0.5, format!("{side} found no move"));
+        };
         // The players only propose legal moves; the arbiter checks anyway.
         if !game.legal_moves().contains(&mv) {
-            return if side == a_color { 0.0 } else { 1.0 };
+            return (game, score_for_a(Some(!side)), format!("{side} proposed an illegal move"));
         }
         game.play(mv);
     }
-    0.5
 }
 
 #[cfg(test)]

@@ -11,6 +11,6 @@ pub mod tsume;
 
 pub use batching::BatchingEvaluator;
 pub use games::{GameReport, SelfPlayConfig, play, summary};
-pub use matches::{MatchConfig, MatchResult, MoveLimit, Player, play_match};
+pub use matches::{MatchConfig, MatchGame, MatchResult, MoveLimit, Player, play_match};
 pub use record::{Sample, Shard, ShardError, read_dir};
 pub use tsume::{RandomMates, TsumeConfig, TsumeReport};

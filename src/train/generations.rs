@@ -159,7 +159,7 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
             &gate,
             Player::Search(load(config.variant, &candidate, 8)?),
             Player::Search(load(config.variant, &best, 8)?),
-            &mut |_, _| {},
+            &mut |_| {},
         );
         let accepted = result.score() >= config.gate_score;
         report(&format!(
