@@ -595,16 +595,7 @@ impl Shared<'_> {
             }
             let cm = CompactMove::from(mv);
             let Some(i) = tree.edges(Tree::ROOT).iter().position(|e| e.mv == cm) else { return };
-            let child = match tree.edges(Tree::ROOT)[i].child {
-                NO_NODE => match tree.add_node() {
-                    Some(c) => {
-                        tree.edge_mut(Tree::ROOT, i).child = c;
-                        c
-                    }
-                    None => return,
-                },
-                c => c,
-            };
+            let Some(child) = tree.child_or_add(Tree::ROOT, i) else { return };
             tree.node_mut(child).proof = Proof::Loss(plies as u16 - 1);
             tree.node_mut(Tree::ROOT).proof = Proof::Win(plies as u16);
             return;
@@ -647,21 +638,14 @@ impl Shared<'_> {
             }
             tree.node_mut(node).in_flight += 1;
             let i = self.select_edge(&tree, node);
-            let edge = tree.edges(node)[i];
-            let child = if edge.child == NO_NODE {
-                let Some(child) = tree.add_node() else {
-                    for &id in &path {
-                        tree.node_mut(id).in_flight -= 1;
-                    }
-                    self.full.store(true, Ordering::SeqCst);
-                    return Walk::Full;
-                };
-                tree.edge_mut(node, i).child = child;
-                child
-            } else {
-                edge.child
+            let Some(child) = tree.child_or_add(node, i) else {
+                for &id in &path {
+                    tree.node_mut(id).in_flight -= 1;
+                }
+                self.full.store(true, Ordering::SeqCst);
+                return Walk::Full;
             };
-            moves.push(Move::from(edge.mv));
+            moves.push(Move::from(tree.edges(node)[i].mv));
             path.push(child);
             node = child;
         }
@@ -744,10 +728,8 @@ impl Shared<'_> {
             let uniform = vec![1.0 / legal.len() as f32; legal.len()];
             let mut tree = self.tree.lock();
             if self.expand(&mut tree, leaf, &legal, &uniform) {
-                let child = tree.add_node();
-                if let Some(child) = child {
-                    let i = legal.iter().position(|&m| m == mate).expect("mate is legal");
-                    tree.edge_mut(leaf, i).child = child;
+                let i = legal.iter().position(|&m| m == mate).expect("mate is legal");
+                if let Some(child) = tree.child_or_add(leaf, i) {
                     let c = tree.node_mut(child);
                     if plies == 1 {
                         c.state = NodeState::Terminal;

@@ -211,6 +211,19 @@ impl Tree {
         Some(self.nodes.len() as u32 - 1)
     }
 
+    /// The child node of edge `i` of node `id`, added (and linked) if the
+    /// edge has none yet; `None` when the budget is full.
+    pub fn child_or_add(&mut self, id: u32, i: usize) -> Option<u32> {
+        match self.edges(id)[i].child {
+            NO_NODE => {
+                let child = self.add_node()?;
+                self.edge_mut(id, i).child = child;
+                Some(child)
+            }
+            child => Some(child),
+        }
+    }
+
     /// Gives node `id` its edges; `false` (and nothing changed) when the
     /// budget is full.
     pub fn add_edges(&mut self, id: u32, edges: impl ExactSizeIterator<Item = Edge>) -> bool {
