@@ -383,7 +383,6 @@ pub struct EngineArgs {
     pub root_mate_plies: u32,
 }
 
-/// A position given as variant, start SFEN and moves played from it.
 /// How tsume samples are made (`pantheon tsume`, `pantheon loop --tsume`).
 #[derive(Args, Debug, Clone)]
 pub struct TsumeArgs {
@@ -421,6 +420,7 @@ impl TsumeArgs {
     }
 }
 
+/// A position given as variant, start SFEN and moves played from it.
 #[derive(Args, Debug)]
 pub struct GameArgs {
     /// minishogi, mansindam, pandemonium or pandemonium2022.

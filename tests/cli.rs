@@ -110,20 +110,14 @@ fn match_against_baseline_players() {
     assert!(last.starts_with("uniform vs random: +"), "{out}");
     let wins: usize = last["uniform vs random: +".len()..].split(' ').next().unwrap().parse().unwrap();
     assert!(wins >= 3, "a 100-playout search should beat random play: {out}");
+    // Two games of greedy against random, with more flags.
+    let greedy_vs_random = |extra: &[&str]| {
+        let mut args = vec!["match", "--variant", "minishogi", "--a", "greedy", "--b", "random", "--games", "2"];
+        args.extend_from_slice(extra);
+        pantheon(&args)
+    };
     let record = std::env::temp_dir().join(format!("pantheon-cli-record-{}.txt", std::process::id()));
-    let o = pantheon(&[
-        "match",
-        "--variant",
-        "minishogi",
-        "--a",
-        "greedy",
-        "--b",
-        "random",
-        "--games",
-        "2",
-        "--record",
-        record.to_str().unwrap(),
-    ]);
+    let o = greedy_vs_random(&["--record", record.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.lines().last().unwrap().contains("(2 games"), "{out}");
@@ -145,34 +139,10 @@ fn match_against_baseline_players() {
         }
     }
     std::fs::remove_file(&record).unwrap();
-    let o = pantheon(&[
-        "match",
-        "--variant",
-        "minishogi",
-        "--a",
-        "greedy",
-        "--b",
-        "random",
-        "--games",
-        "2",
-        "--record",
-        "/no/such/dir/games.txt",
-    ]);
+    let o = greedy_vs_random(&["--record", "/no/such/dir/games.txt"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("cannot create /no/such/dir/games.txt"), "{}", stderr(&o));
-    let o = pantheon(&[
-        "match",
-        "--variant",
-        "minishogi",
-        "--a",
-        "greedy",
-        "--b",
-        "random",
-        "--games",
-        "2",
-        "--mate-plies",
-        "1,2,3",
-    ]);
+    let o = greedy_vs_random(&["--mate-plies", "1,2,3"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--mate-plies takes one value or two"), "{}", stderr(&o));
     let o = pantheon(&["match", "--variant", "minishogi", "--a", "no/such.pnet", "--b", "random", "--games", "2"]);
