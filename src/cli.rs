@@ -116,6 +116,25 @@ pub enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// What a directory of training records teaches: samples, results, and
+    /// how the result goes with material (and with a net's value).
+    Data {
+        #[arg(long)]
+        variant: Variant,
+        /// Directory of shards (a loop's `data`).
+        #[arg(long)]
+        dir: std::path::PathBuf,
+        /// The newest samples read (whole shards).
+        #[arg(long, default_value_t = 20000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        samples: u64,
+        /// Also evaluate the self-play positions with this weight file
+        /// (`shipped`: the variant's shipped net).
+        #[arg(long)]
+        model: Option<String>,
+        /// auto, gpu or cpu.
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
     /// Train a net on self-play records (CPU, burn autodiff); resumes an
     /// interrupted run with the same --out from its checkpoint.
     Train {
@@ -647,6 +666,26 @@ pub fn run(cli: Cli) -> Result<()> {
             for path in &report.shards {
                 println!("wrote {}", path.display());
             }
+            Ok(())
+        }
+        Command::Data { variant, dir, samples, model, device } => {
+            use crate::nn::{DeviceChoice, NetEvaluator};
+            let (shards, warnings) =
+                crate::selfplay::read_shards(&dir, variant, samples as usize).map_err(|e| anyhow::anyhow!(e))?;
+            for w in &warnings {
+                eprintln!("warning: {w}");
+            }
+            anyhow::ensure!(!shards.is_empty(), "no {variant} shards in {}", dir.display());
+            let net = match model {
+                Some(m) => {
+                    let choice: DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
+                    let file = if m == "shipped" { "" } else { m.as_str() };
+                    Some(NetEvaluator::load(variant, file, choice, 256).map_err(|e| anyhow::anyhow!(e))?)
+                }
+                None => None,
+            };
+            let evaluator = net.as_ref().map(|n| n as &dyn crate::mcts::Evaluator);
+            print!("{}", crate::selfplay::data_stats(&shards, evaluator));
             Ok(())
         }
         Command::Train { variant, data, from, out, steps, batch, lr, weight_decay, window, checkpoint_every, seed } => {

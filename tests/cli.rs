@@ -197,6 +197,19 @@ fn tsume_writes_samples_and_rejects_bad_settings() {
     let text = stdout(&o);
     assert!(text.contains(" samples from ") && text.contains("wrote "), "{text}");
     assert!(std::fs::read_dir(&dir).unwrap().count() >= 1);
+    // `pantheon data` on them: tsume samples only, and a clear error for a
+    // directory without shards of the variant.
+    let o = pantheon(&["data", "--variant", "minishogi", "--dir", out, "--model", "shipped"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(": 0 self-play samples (0 with a policy target), ") && text.contains("nothing to relate"),
+        "{text}"
+    );
+    let o = pantheon(&["data", "--variant", "mansindam", "--dir", out]);
+    assert!(stderr(&o).contains("no mansindam shards in"), "{}", stderr(&o));
+    let o = pantheon(&["data", "--variant", "minishogi", "--dir", out, "--model", "no-such.pnet"]);
+    assert!(!o.status.success() && stderr(&o).contains("no-such.pnet"), "{}", stderr(&o));
     let o = pantheon(&["tsume", "--variant", "minishogi", "--out", out, "--tsume-plies", "4"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--tsume-plies must be odd"), "{}", stderr(&o));

@@ -242,3 +242,55 @@ fn tsume_shards_are_written_reproducibly() {
     assert!(write_samples(&even).unwrap_err().contains("odd"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn data_stats_relate_results_to_material() {
+    use pantheon::mcts::UniformEvaluator;
+    use pantheon::notation::parse_position;
+    use pantheon::selfplay::stats::correlation;
+    use pantheon::selfplay::{TSUME_MODEL_ID, data_stats};
+    let v = Variant::Minishogi;
+    let sample = |sfen: &str, value: f32| Sample {
+        position: parse_position(v, sfen).unwrap(),
+        repetitions: 1,
+        value,
+        full_search: value > 0.0,
+        policy: vec![],
+    };
+    let start = "rbsgk/4p/5/P4/KGSBR b - 1";
+    // Gote without its rook (worth 8.0, its mean mobility): +8 for sente, -8 for gote to move.
+    let (up, down) = ("1bsgk/4p/5/P4/KGSBR b - 1", "1bsgk/4p/5/P4/KGSBR w - 1");
+    let played = Shard {
+        variant: v,
+        model_id: "gen1".into(),
+        samples: vec![sample(start, 1.0), sample(start, -1.0), sample(up, 1.0), sample(up, 1.0), sample(down, -1.0)],
+    };
+    let tsume = Shard { variant: v, model_id: TSUME_MODEL_ID.into(), samples: vec![sample(start, 1.0)] };
+    let stats = data_stats(&[played.clone(), tsume.clone()], None);
+    assert_eq!((stats.shards, stats.selfplay_samples, stats.tsume_samples), (2, 5, 1));
+    assert_eq!((stats.wins, stats.draws, stats.losses), (3, 0, 2));
+    let buckets: Vec<(f32, usize, f64)> = stats.buckets.iter().map(|b| (b.low, b.samples, b.mean_result)).collect();
+    assert_eq!(buckets, vec![(-8.0, 1, -1.0), (-1.5, 2, 0.0), (8.0, 2, 1.0)]);
+    let expected = correlation(&[0.0, 0.0, 8.0, 8.0, -8.0], &[1.0, -1.0, 1.0, 1.0, -1.0]).unwrap();
+    assert!((stats.corr_material_result.unwrap() - expected).abs() < 1e-9 && expected > 0.7);
+    assert!(stats.fit.is_none() && stats.buckets.iter().all(|b| b.mean_value.is_none()));
+    let text = stats.to_string();
+    assert!(text.contains("5 self-play samples (0 with a policy target), 1 tsume samples"), "{text}");
+    assert!(text.contains("win 60.0%, draw 0.0%, loss 40.0%") && text.contains("8 .. 15"), "{text}");
+
+    // A uniform evaluator values everything 0: the loss is the mean squared result, no correlation.
+    let stats = data_stats(&[played, tsume], Some(&UniformEvaluator));
+    let fit = stats.fit.as_ref().unwrap();
+    assert_eq!((fit.mse, fit.corr_result, fit.corr_material), (1.0, None, None));
+    assert!(stats.buckets.iter().all(|b| b.mean_value == Some(0.0)));
+    assert!(stats.to_string().contains("value loss (mean squared error) 1.0000"), "{stats}");
+}
+
+#[test]
+fn correlation_of_known_series() {
+    use pantheon::selfplay::stats::correlation;
+    assert!((correlation(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]).unwrap() - 1.0).abs() < 1e-12);
+    assert!((correlation(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]).unwrap() + 1.0).abs() < 1e-12);
+    assert_eq!(correlation(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0]), None);
+    assert_eq!(correlation(&[1.0], &[1.0]), None);
+}

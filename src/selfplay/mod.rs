@@ -1,16 +1,18 @@
 //! Self-play: games in lockstep whose leaves share network batches, the
-//! training records they write, and mate problems from random playouts
-//! as extra training data.
+//! training records they write, mate problems from random playouts as
+//! extra training data, and what a directory of records teaches.
 
 pub mod baselines;
 pub mod batching;
 pub mod games;
 pub mod matches;
 pub mod record;
+pub mod stats;
 pub mod tsume;
 
 pub use batching::BatchingEvaluator;
 pub use games::{GameReport, SelfPlayConfig, play, summary};
 pub use matches::{MatchConfig, MatchGame, MatchResult, MoveLimit, Player, play_match};
-pub use record::{Sample, Shard, ShardError, read_dir};
-pub use tsume::{RandomMates, TsumeConfig, TsumeReport};
+pub use record::{Sample, Shard, ShardError, read_dir, read_shards};
+pub use stats::{DataStats, data_stats};
+pub use tsume::{RandomMates, TSUME_MODEL_ID, TsumeConfig, TsumeReport};

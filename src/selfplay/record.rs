@@ -170,28 +170,38 @@ impl Shard {
 /// `max_samples` samples; damaged shards (and shards of other variants)
 /// are skipped with a warning each.
 pub fn read_dir(dir: &Path, variant: Variant, max_samples: usize) -> Result<(Vec<Sample>, Vec<String>), ShardError> {
+    let (shards, warnings) = read_shards(dir, variant, max_samples)?;
+    let mut samples: Vec<Sample> = shards.into_iter().flat_map(|s| s.samples).collect();
+    samples.truncate(max_samples);
+    Ok((samples, warnings))
+}
+
+/// [`read_dir`] shard by shard: the newest shards of `variant` in `dir`
+/// until they hold at least `max_samples` samples (the last one whole).
+pub fn read_shards(dir: &Path, variant: Variant, max_samples: usize) -> Result<(Vec<Shard>, Vec<String>), ShardError> {
     let entries = std::fs::read_dir(dir).map_err(|e| ShardError::Io(dir.display().to_string(), e))?;
-    let mut shards: Vec<(std::time::SystemTime, PathBuf)> = entries
+    let mut paths: Vec<(std::time::SystemTime, PathBuf)> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == SHARD_EXTENSION))
         .map(|p| (std::fs::metadata(&p).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH), p))
         .collect();
-    shards.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
-    let mut samples = Vec::new();
-    let mut warnings = Vec::new();
-    for (_, path) in shards {
-        if samples.len() >= max_samples {
+    paths.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    let (mut shards, mut warnings, mut samples) = (Vec::new(), Vec::new(), 0);
+    for (_, path) in paths {
+        if samples >= max_samples {
             break;
         }
         match Shard::read(&path) {
-            Ok(s) if s.variant == variant => samples.extend(s.samples),
+            Ok(s) if s.variant == variant => {
+                samples += s.samples.len();
+                shards.push(s);
+            }
             Ok(s) => warnings.push(format!("skipped {}: it is for {}", path.display(), s.variant)),
             Err(e) => warnings.push(format!("skipped {}: {e}", path.display())),
         }
     }
-    samples.truncate(max_samples);
-    Ok((samples, warnings))
+    Ok((shards, warnings))
 }
 
 struct Reader<'a> {

@@ -18,6 +18,9 @@ use crate::mcts::{Rng, find_mate, mate_line};
 use crate::rules::{Game, Position, Variant};
 use std::path::PathBuf;
 
+/// The model id of tsume shards (no net played them).
+pub const TSUME_MODEL_ID: &str = "tsume";
+
 /// Plies of random play before a position is tried (the opening has no
 /// mates worth learning).
 const FIRST_PLY: usize = 16;
@@ -206,7 +209,7 @@ pub fn write_samples(config: &TsumeConfig) -> Result<TsumeReport, String> {
                     report.tried = source.tried;
                     report.samples = samples.len();
                     if !samples.is_empty() {
-                        let shard = Shard { variant: config.variant, model_id: "tsume".into(), samples };
+                        let shard = Shard { variant: config.variant, model_id: TSUME_MODEL_ID.into(), samples };
                         let name = format!("tsume-{}-{stamp}-{}-{t:02}", config.variant, std::process::id());
                         report.shards.push(shard.write(&config.out, &name).map_err(|e| e.to_string())?);
                     }
