@@ -85,6 +85,11 @@ pub enum Command {
         /// Share of games that never resign (to check resignations).
         #[arg(long, default_value_t = 0.1)]
         no_resign_share: f64,
+        /// Share of games with the material-greedy 1-ply player on one side
+        /// instead of the net (it takes every hung piece; its positions
+        /// train the value only).
+        #[arg(long, default_value_t = 0.0)]
+        greedy_share: f64,
         /// Games end unfinished after this many plies.
         #[arg(long, default_value_t = 400)]
         max_plies: usize,
@@ -254,6 +259,11 @@ pub enum Command {
         max_plies: usize,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Share of games with the material-greedy 1-ply player on one side
+        /// instead of the net (it takes every hung piece; its positions
+        /// train the value only).
+        #[arg(long, default_value_t = 0.0)]
+        greedy_share: f64,
         /// Tsume samples (mates from random playouts, see `pantheon tsume`)
         /// added to the data each generation (0: none).
         #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=100_000_000))]
@@ -512,10 +522,13 @@ pub fn run(cli: Cli) -> Result<()> {
             gate_score,
             max_plies,
             seed,
+            greedy_share,
             tsume,
             tsume_mates,
         } => {
-            anyhow::ensure!((0.0..=1.0).contains(&gate_score), "--gate-score must be between 0 and 1");
+            for (name, v) in [("--gate-score", gate_score), ("--greedy-share", greedy_share)] {
+                anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1");
+            }
             anyhow::ensure!(lr.is_finite() && lr > 0.0 && lr < 10.0, "--lr must be a small positive number");
             let selfplay = crate::selfplay::SelfPlayConfig {
                 variant,
@@ -528,6 +541,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 resign_value: 0.95,
                 no_resign_share: 0.1,
                 max_plies: max_plies.max(1),
+                greedy_share,
                 leaves_per_game: 8,
                 seed,
                 out: dir.join("data"),
@@ -743,14 +757,18 @@ pub fn run(cli: Cli) -> Result<()> {
             temperature_plies,
             resign_value,
             no_resign_share,
+            greedy_share,
             max_plies,
             device,
             batch,
             seed,
         } => {
-            for (name, v) in
-                [("--full-share", full_share), ("--resign-value", resign_value), ("--no-resign-share", no_resign_share)]
-            {
+            for (name, v) in [
+                ("--full-share", full_share),
+                ("--resign-value", resign_value),
+                ("--no-resign-share", no_resign_share),
+                ("--greedy-share", greedy_share),
+            ] {
                 anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1");
             }
             anyhow::ensure!(max_plies >= 1, "--max-plies must be at least 1");
@@ -769,6 +787,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 resign_value,
                 no_resign_share,
                 max_plies,
+                greedy_share,
                 leaves_per_game: 8,
                 seed,
                 out,
@@ -777,8 +796,12 @@ pub fn run(cli: Cli) -> Result<()> {
             let started = Instant::now();
             let total = config.games;
             let reports = crate::selfplay::play(&config, std::sync::Arc::new(net), &|r| {
+                let against = match r.greedy {
+                    Some(c) => format!(" (greedy played {c})"),
+                    None => String::new(),
+                };
                 println!(
-                    "game {}/{}: {} after {} plies, {} samples -> {}",
+                    "game {}/{}{against}: {} after {} plies, {} samples -> {}",
                     r.index + 1,
                     total,
                     r.result,

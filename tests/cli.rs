@@ -79,7 +79,7 @@ fn show_prints_board_sfen_side_check_and_result() {
 
 #[test]
 fn bad_input_fails_cleanly_with_a_message() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["perft", "--variant", "chess", "--depth", "1"], "unknown variant 'chess'"),
         (
             &["perft", "--variant", "minishogi", "--sfen", "rbsgk/4p/5/P4/KGSBX b - 1", "--depth", "1"],
@@ -89,6 +89,11 @@ fn bad_input_fails_cleanly_with_a_message() {
         (&["show", "--variant", "minishogi", "--moves", "7g7f"], "off the 5x5 board"),
         (&["show", "--variant", "mansindam", "--moves", "5g5f", "5c5d", "zz"], "move 3"),
         (&["show", "--variant", "minishogi", "--sfen", "4k/5/5/5/K4 b - 1", "--moves", "P*3c"], "no pawn in hand"),
+        (
+            &["selfplay", "--variant", "minishogi", "--games", "1", "--out", "unused", "--greedy-share", "1.5"],
+            "--greedy-share must be between 0 and 1",
+        ),
+        (&["loop", "--variant", "minishogi", "--dir", "unused", "--greedy-share=2"], "--greedy-share must be"),
     ];
     for (args, message) in cases {
         let o = pantheon(args);

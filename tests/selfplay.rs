@@ -87,6 +87,7 @@ fn tiny_self_play_writes_readable_records() {
         resign_value: 0.99,
         no_resign_share: 0.5,
         max_plies: 40,
+        greedy_share: 0.0,
         leaves_per_game: 4,
         seed: 5,
         out: dir.clone(),
@@ -105,6 +106,79 @@ fn tiny_self_play_writes_readable_records() {
             assert!(s.policy.iter().map(|p| p.1).sum::<u32>() > 0);
         }
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn games_against_the_greedy_player_record_its_moves_without_policy() {
+    use pantheon::rules::Color;
+    use pantheon::selfplay::baselines::{material_balance, material_values};
+    use pantheon::selfplay::summary;
+    let variant = Variant::Minishogi;
+    let device = Device::flex();
+    let config = NetConfig::new(&Layout::new(variant), 1, 8);
+    let net = NetEvaluator::new(config.init(&device), config, variant, device, 32, "tiny".into());
+    let dir = temp_dir("selfplay-greedy");
+    let sp = SelfPlayConfig {
+        variant,
+        games: 4,
+        parallel: 2,
+        visits: 16,
+        fast_visits: 4,
+        full_share: 0.5,
+        temperature_plies: 4,
+        resign_value: 0.99,
+        no_resign_share: 1.0,
+        max_plies: 60,
+        greedy_share: 1.0,
+        leaves_per_game: 4,
+        seed: 9,
+        out: dir.clone(),
+        model_id: "tiny".into(),
+    };
+    let reports = play(&sp, Arc::new(net), &|_| {}).unwrap();
+    let values = material_values(variant);
+    for r in &reports {
+        let greedy = r.greedy.expect("every game has the greedy player");
+        assert_eq!(greedy, if r.index % 2 == 0 { Color::Gote } else { Color::Sente });
+        let samples = Shard::read(&r.path).unwrap().samples;
+        assert_eq!(samples.len(), r.plies, "both sides' positions are recorded");
+        for (i, s) in samples.iter().enumerate() {
+            let mover = s.position.side_to_move();
+            let won = r.winner == Some(mover);
+            assert_eq!(
+                s.value,
+                if r.winner.is_none() {
+                    0.0
+                } else if won {
+                    1.0
+                } else {
+                    -1.0
+                }
+            );
+            if mover != greedy {
+                continue;
+            }
+            assert!(!s.full_search && s.policy.is_empty(), "the greedy player's positions train the value only");
+            // Its move left the best material balance any legal move leaves
+            // (or won at once, which ends the game).
+            let Some(next) = samples.get(i + 1) else { continue };
+            let game = Game::new(s.position.clone());
+            let best = game
+                .legal_moves()
+                .iter()
+                .map(|&m| {
+                    let mut after = game.branch();
+                    after.play(m);
+                    material_balance(&after, &values, mover)
+                })
+                .fold(f32::NEG_INFINITY, f32::max);
+            let played = material_balance(&Game::new(next.position.clone()), &values, mover);
+            assert_eq!(played, best, "game {} ply {i}", r.index);
+        }
+    }
+    let text = summary(&reports, std::time::Duration::from_secs(1));
+    assert!(text.contains("; against greedy: 4 games, the net scored "), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -134,6 +208,7 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         resign_value: 0.99,
         no_resign_share: 0.25,
         max_plies: 60,
+        greedy_share: 0.0,
         leaves_per_game: 4,
         seed: 1,
         out: dir.join("data"),

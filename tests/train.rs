@@ -121,6 +121,7 @@ fn the_loop_runs_generations_and_resumes() {
             resign_value: 0.99,
             no_resign_share: 0.3,
             max_plies: 40,
+            greedy_share: 0.0,
             leaves_per_game: 4,
             seed: 1,
             out: run.join("data"),

@@ -2,11 +2,19 @@
 //! evaluator, with root noise, a temperature schedule, playout-cap
 //! randomisation and checked resignation. Each finished game is written as
 //! one shard.
+//!
+//! A share of the games can put the material-greedy 1-ply player
+//! ([`greedy_move`]) on one side. Between weak nets a hung piece is often
+//! not taken, so the results of pure self-play hardly depend on material
+//! (`pantheon data` measures it); the greedy player takes every piece left
+//! hanging, and its games teach the value head what material is worth. Its
+//! positions are recorded with the game result but no policy target.
 
+use super::baselines::{greedy_move, material_values};
 use super::batching::BatchingEvaluator;
 use super::record::{Sample, Shard};
 use crate::mcts::{Evaluator, Limits, Proof, Rng, SearchParams, Searcher};
-use crate::rules::{Game, Position, Variant};
+use crate::rules::{Color, Game, Position, Variant};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -34,6 +42,9 @@ pub struct SelfPlayConfig {
     pub no_resign_share: f64,
     /// Games longer than this end unfinished (value 0).
     pub max_plies: usize,
+    /// Share of games with the material-greedy player on one side (gote in
+    /// even-numbered games, sente in odd ones).
+    pub greedy_share: f64,
     /// Leaves each game's search gathers per network round.
     pub leaves_per_game: usize,
     pub seed: u64,
@@ -53,6 +64,10 @@ pub struct GameReport {
     /// A resignation that a no-resign game would have made and then lost
     /// anyway is right; one it went on to win or draw is a false positive.
     pub false_resign: Option<bool>,
+    /// The winner (`None`: unfinished).
+    pub winner: Option<Color>,
+    /// The greedy player's colour in a game against it.
+    pub greedy: Option<Color>,
     pub path: PathBuf,
 }
 
@@ -108,6 +123,14 @@ pub fn play(
 fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed: u64) -> Result<GameReport, String> {
     let mut rng = Rng::new(seed);
     let may_resign = rng.uniform() >= config.no_resign_share;
+    // Drawn only when asked for, so runs without the greedy player keep
+    // their games.
+    let greedy = (config.greedy_share > 0.0 && rng.uniform() < config.greedy_share).then_some(if index % 2 == 0 {
+        Color::Gote
+    } else {
+        Color::Sente
+    });
+    let piece_values = material_values(config.variant);
     let mut game = Game::new(Position::startpos(config.variant));
     searcher.clear();
     let mut samples: Vec<Sample> = Vec::new();
@@ -120,6 +143,20 @@ fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed
         }
         if game.moves().len() >= config.max_plies {
             break None;
+        }
+        if greedy == Some(game.position().side_to_move()) {
+            let Some(mv) = greedy_move(&game, &piece_values, &mut rng) else {
+                return Err("the greedy player found no move in an unfinished game".into());
+            };
+            samples.push(Sample {
+                position: game.position().clone(),
+                repetitions: game.repetitions(),
+                value: 0.0,
+                full_search: false,
+                policy: Vec::new(),
+            });
+            game.play(mv);
+            continue;
         }
         let full = rng.uniform() < config.full_share;
         let mut params = searcher.params().clone();
@@ -172,7 +209,16 @@ fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
     let name = format!("{}-{stamp}-{}-{index:06}", config.variant, std::process::id());
     let path = shard.write(&config.out, &name).map_err(|e| e.to_string())?;
-    Ok(GameReport { index, plies: game.moves().len(), samples: shard.samples.len(), result, false_resign, path })
+    Ok(GameReport {
+        index,
+        plies: game.moves().len(),
+        samples: shard.samples.len(),
+        result,
+        false_resign,
+        winner,
+        greedy,
+        path,
+    })
 }
 
 /// Throughput of a self-play run.
@@ -181,7 +227,7 @@ pub fn summary(reports: &[GameReport], elapsed: Duration) -> String {
     let secs = elapsed.as_secs_f64().max(1e-9);
     let checked: Vec<bool> = reports.iter().filter_map(|r| r.false_resign).collect();
     let false_resigns = checked.iter().filter(|&&f| f).count();
-    format!(
+    let mut text = format!(
         "{} games, {} positions in {:.1} s: {:.0} games/hour, {:.1} positions/s; resignations checked: {}, false: {}",
         reports.len(),
         positions,
@@ -190,5 +236,19 @@ pub fn summary(reports: &[GameReport], elapsed: Duration) -> String {
         positions as f64 / secs,
         checked.len(),
         false_resigns
-    )
+    );
+    let against: Vec<&GameReport> = reports.iter().filter(|r| r.greedy.is_some()).collect();
+    if !against.is_empty() {
+        // The net's score: 1 for a win, 1/2 for an unfinished game.
+        let score: f64 = against
+            .iter()
+            .map(|r| match r.winner {
+                Some(w) if Some(w) == r.greedy => 0.0,
+                Some(_) => 1.0,
+                None => 0.5,
+            })
+            .sum();
+        text.push_str(&format!("; against greedy: {} games, the net scored {score}", against.len()));
+    }
+    text
 }
