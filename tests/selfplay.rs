@@ -16,6 +16,34 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// A one-block, 8-channel net with random weights.
+fn tiny_net(variant: Variant) -> NetEvaluator {
+    let device = Device::flex();
+    let config = NetConfig::new(&Layout::new(variant), 1, 8);
+    NetEvaluator::new(config.init(&device), config, variant, device, 32, "tiny".into())
+}
+
+/// Small self-play settings writing into `out`.
+fn tiny_selfplay(variant: Variant, out: PathBuf) -> SelfPlayConfig {
+    SelfPlayConfig {
+        variant,
+        games: 4,
+        parallel: 4,
+        visits: 16,
+        fast_visits: 4,
+        full_share: 0.5,
+        temperature_plies: 6,
+        resign_value: 0.99,
+        no_resign_share: 0.25,
+        max_plies: 60,
+        greedy_share: 0.0,
+        leaves_per_game: 4,
+        seed: 1,
+        out,
+        model_id: "tiny".into(),
+    }
+}
+
 fn random_shard(variant: Variant, seed: u64) -> Shard {
     let mut rng = Rng::new(seed);
     let mut game = Game::new(Position::startpos(variant));
@@ -72,26 +100,17 @@ fn damaged_shards_are_detected_and_skipped_with_a_warning() {
 #[test]
 fn tiny_self_play_writes_readable_records() {
     let variant = Variant::Minishogi;
-    let device = Device::flex();
-    let config = NetConfig::new(&Layout::new(variant), 1, 8);
-    let net = NetEvaluator::new(config.init(&device), config, variant, device, 32, "tiny".into());
+    let net = tiny_net(variant);
     let dir = temp_dir("selfplay");
     let sp = SelfPlayConfig {
-        variant,
         games: 3,
         parallel: 3,
         visits: 24,
         fast_visits: 8,
-        full_share: 0.5,
-        temperature_plies: 6,
-        resign_value: 0.99,
         no_resign_share: 0.5,
         max_plies: 40,
-        greedy_share: 0.0,
-        leaves_per_game: 4,
         seed: 5,
-        out: dir.clone(),
-        model_id: "tiny".into(),
+        ..tiny_selfplay(variant, dir.clone())
     };
     let reports = play(&sp, Arc::new(net), &|_| {}).unwrap();
     assert_eq!(reports.len(), 3);
@@ -115,26 +134,15 @@ fn games_against_the_greedy_player_record_its_moves_without_policy() {
     use pantheon::selfplay::baselines::{material_balance, material_values};
     use pantheon::selfplay::summary;
     let variant = Variant::Minishogi;
-    let device = Device::flex();
-    let config = NetConfig::new(&Layout::new(variant), 1, 8);
-    let net = NetEvaluator::new(config.init(&device), config, variant, device, 32, "tiny".into());
+    let net = tiny_net(variant);
     let dir = temp_dir("selfplay-greedy");
     let sp = SelfPlayConfig {
-        variant,
-        games: 4,
         parallel: 2,
-        visits: 16,
-        fast_visits: 4,
-        full_share: 0.5,
         temperature_plies: 4,
-        resign_value: 0.99,
         no_resign_share: 1.0,
-        max_plies: 60,
         greedy_share: 1.0,
-        leaves_per_game: 4,
         seed: 9,
-        out: dir.clone(),
-        model_id: "tiny".into(),
+        ..tiny_selfplay(variant, dir.clone())
     };
     let reports = play(&sp, Arc::new(net), &|_| {}).unwrap();
     let values = material_values(variant);
@@ -197,23 +205,8 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         let l = pantheon::nn::weights::load_file(p, Some(variant), &Device::flex()).unwrap();
         Arc::new(NetEvaluator::new(l.net, l.config, variant, Device::flex(), 32, p.display().to_string()))
     };
-    let sp = SelfPlayConfig {
-        variant,
-        games: 4,
-        parallel: 4,
-        visits: 16,
-        fast_visits: 4,
-        full_share: 0.5,
-        temperature_plies: 8,
-        resign_value: 0.99,
-        no_resign_share: 0.25,
-        max_plies: 60,
-        greedy_share: 0.0,
-        leaves_per_game: 4,
-        seed: 1,
-        out: dir.join("data"),
-        model_id: "gen0".into(),
-    };
+    let sp =
+        SelfPlayConfig { temperature_plies: 8, model_id: "gen0".into(), ..tiny_selfplay(variant, dir.join("data")) };
     play(&sp, load(&first), &|_| {}).unwrap();
     let next = dir.join("gen1.pnet");
     let tc = TrainConfig {

@@ -144,47 +144,38 @@ fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed
         if game.moves().len() >= config.max_plies {
             break None;
         }
-        if greedy == Some(game.position().side_to_move()) {
-            let Some(mv) = greedy_move(&game, &piece_values, &mut rng) else {
-                return Err("the greedy player found no move in an unfinished game".into());
-            };
-            samples.push(Sample {
-                position: game.position().clone(),
-                repetitions: game.repetitions(),
-                value: 0.0,
-                full_search: false,
-                policy: Vec::new(),
-            });
-            game.play(mv);
-            continue;
-        }
-        let full = rng.uniform() < config.full_share;
-        let mut params = searcher.params().clone();
-        params.root_noise = full.then_some((0.3, 0.25));
-        params.seed = rng.next_u64();
-        searcher.set_params(params);
-        searcher.set_position(&game);
-        let visits = if full { config.visits } else { config.fast_visits };
-        let result = searcher.search(&Limits { nodes: Some(visits), ..Limits::default() }, &stop, &mut |_| {});
         let side = game.position().side_to_move();
-        let hopeless = matches!(result.proof, Proof::Loss(_)) || result.root_q < -config.resign_value;
-        if hopeless && would_resign.is_none() {
-            would_resign = Some(side);
-            if may_resign {
-                resigned_by = Some(side);
-                break Some(Some(!side));
+        let (mv, full, policy) = if greedy == Some(side) {
+            let mv = greedy_move(&game, &piece_values, &mut rng)
+                .ok_or("the greedy player found no move in an unfinished game")?;
+            (mv, false, Vec::new())
+        } else {
+            let full = rng.uniform() < config.full_share;
+            let mut params = searcher.params().clone();
+            params.root_noise = full.then_some((0.3, 0.25));
+            params.seed = rng.next_u64();
+            searcher.set_params(params);
+            searcher.set_position(&game);
+            let visits = if full { config.visits } else { config.fast_visits };
+            let result = searcher.search(&Limits { nodes: Some(visits), ..Limits::default() }, &stop, &mut |_| {});
+            let hopeless = matches!(result.proof, Proof::Loss(_)) || result.root_q < -config.resign_value;
+            if hopeless && would_resign.is_none() {
+                would_resign = Some(side);
+                if may_resign {
+                    resigned_by = Some(side);
+                    break Some(Some(!side));
+                }
             }
-        }
-        let temperature = if game.moves().len() < config.temperature_plies { 1.0 } else { 0.0 };
-        let Some(mv) = searcher.pick_move(&result, temperature) else {
-            return Err("search returned no move in an unfinished game".into());
+            let temperature = if game.moves().len() < config.temperature_plies { 1.0 } else { 0.0 };
+            let mv = searcher.pick_move(&result, temperature).ok_or("search returned no move in an unfinished game")?;
+            (mv, full, if full { result.visits } else { Vec::new() })
         };
         samples.push(Sample {
             position: game.position().clone(),
             repetitions: game.repetitions(),
             value: 0.0,
             full_search: full,
-            policy: if full { result.visits.clone() } else { Vec::new() },
+            policy,
         });
         game.play(mv);
     };
