@@ -125,11 +125,8 @@ fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed
     let may_resign = rng.uniform() >= config.no_resign_share;
     // Drawn only when asked for, so runs without the greedy player keep
     // their games.
-    let greedy = (config.greedy_share > 0.0 && rng.uniform() < config.greedy_share).then_some(if index % 2 == 0 {
-        Color::Gote
-    } else {
-        Color::Sente
-    });
+    let greedy = (config.greedy_share > 0.0 && rng.uniform() < config.greedy_share)
+        .then_some(if index.is_multiple_of(2) { Color::Gote } else { Color::Sente });
     let piece_values = material_values(config.variant);
     let mut game = Game::new(Position::startpos(config.variant));
     searcher.clear();

@@ -139,7 +139,7 @@ fn evaluate(evaluator: &dyn Evaluator, rows: &[(&Position, u8, f64, f64)]) -> Ve
     let mut batch = Vec::new();
     let mut at = Vec::new();
     for (i, &(position, repetitions, _, _)) in rows.iter().enumerate() {
-        let moves: Vec<_> = Game::new(position.clone()).legal_moves().iter().copied().collect();
+        let moves: Vec<_> = Game::new(position.clone()).legal_moves().to_vec();
         if !moves.is_empty() {
             batch.push(EvalRequest { position: position.clone(), moves, repetitions });
             at.push(i);
