@@ -129,7 +129,7 @@ pub enum Command {
         /// Directory of shards (a loop's `data`).
         #[arg(long)]
         dir: std::path::PathBuf,
-        /// The newest samples read (whole shards).
+        /// The newest samples read, tsume samples included (whole shards).
         #[arg(long, default_value_t = 20000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
         samples: u64,
         /// Also evaluate the self-play positions with this weight file
@@ -137,7 +137,7 @@ pub enum Command {
         #[arg(long)]
         model: Option<String>,
         /// auto, gpu or cpu.
-        #[arg(long, default_value = "cpu")]
+        #[arg(long, default_value = "auto")]
         device: String,
     },
     /// Train a net on self-play records (CPU, burn autodiff); resumes an

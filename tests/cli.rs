@@ -193,7 +193,7 @@ fn bench_mates_reports_playouts_to_each_proof() {
 }
 
 #[test]
-fn tsume_writes_samples_and_rejects_bad_settings() {
+fn tsume_writes_samples_that_data_reads_and_both_reject_bad_input() {
     let dir = std::env::temp_dir().join(format!("pantheon-cli-tsume-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let out = dir.to_str().unwrap();
@@ -212,7 +212,7 @@ fn tsume_writes_samples_and_rejects_bad_settings() {
         "{text}"
     );
     let o = pantheon(&["data", "--variant", "mansindam", "--dir", out]);
-    assert!(stderr(&o).contains("no mansindam shards in"), "{}", stderr(&o));
+    assert!(!o.status.success() && stderr(&o).contains("no mansindam shards in"), "{}", stderr(&o));
     let o = pantheon(&["data", "--variant", "minishogi", "--dir", out, "--model", "no-such.pnet"]);
     assert!(!o.status.success() && stderr(&o).contains("no-such.pnet"), "{}", stderr(&o));
     let o = pantheon(&["tsume", "--variant", "minishogi", "--out", out, "--tsume-plies", "4"]);

@@ -146,45 +146,61 @@ fn games_against_the_greedy_player_record_its_moves_without_policy() {
     };
     let reports = play(&sp, Arc::new(net), &|_| {}).unwrap();
     let values = material_values(variant);
+    let mut checked = 0;
     for r in &reports {
         let greedy = r.greedy.expect("every game has the greedy player");
         assert_eq!(greedy, if r.index % 2 == 0 { Color::Gote } else { Color::Sente });
         let samples = Shard::read(&r.path).unwrap().samples;
         assert_eq!(samples.len(), r.plies, "both sides' positions are recorded");
+        // Replays the game (history matters for repetitions) by finding the
+        // move from each recorded position to the next.
+        let mut game = Game::new(Position::startpos(variant));
         for (i, s) in samples.iter().enumerate() {
+            assert!(s.position == *game.position(), "game {} ply {i}: the records are one game", r.index);
             let mover = s.position.side_to_move();
-            let won = r.winner == Some(mover);
-            assert_eq!(
-                s.value,
-                if r.winner.is_none() {
-                    0.0
-                } else if won {
-                    1.0
-                } else {
-                    -1.0
+            let expected = match r.winner {
+                None => 0.0,
+                Some(w) if w == mover => 1.0,
+                Some(_) => -1.0,
+            };
+            assert_eq!(s.value, expected);
+            // The greedy player's view of a move: a win at once first, a
+            // loss at once last, a draw 0, else the material balance after it.
+            let score = |mv| {
+                let mut after = game.branch();
+                after.play(mv);
+                match after.outcome() {
+                    Some(o) if o.winner == Some(mover) => f32::INFINITY,
+                    Some(o) if o.winner.is_some() => -1e9,
+                    Some(_) => 0.0,
+                    None => material_balance(&after, &values, mover),
                 }
-            );
-            if mover != greedy {
-                continue;
-            }
-            assert!(!s.full_search && s.policy.is_empty(), "the greedy player's positions train the value only");
-            // Its move left the best material balance any legal move leaves
-            // (or won at once, which ends the game).
-            let Some(next) = samples.get(i + 1) else { continue };
-            let game = Game::new(s.position.clone());
-            let best = game
-                .legal_moves()
-                .iter()
-                .map(|&m| {
+            };
+            let legal = game.legal_moves().to_vec();
+            let played = match samples.get(i + 1) {
+                Some(next) => legal.iter().copied().find(|&m| {
                     let mut after = game.branch();
                     after.play(m);
-                    material_balance(&after, &values, mover)
-                })
-                .fold(f32::NEG_INFINITY, f32::max);
-            let played = material_balance(&Game::new(next.position.clone()), &values, mover);
-            assert_eq!(played, best, "game {} ply {i}", r.index);
+                    *after.position() == next.position
+                }),
+                // The last move ended the game or reached the ply cap.
+                None => None,
+            };
+            if mover == greedy {
+                assert!(!s.full_search && s.policy.is_empty(), "the greedy player's positions train the value only");
+                if let Some(mv) = played {
+                    let best = legal.iter().map(|&m| score(m)).fold(f32::NEG_INFINITY, f32::max);
+                    assert_eq!(score(mv), best, "game {} ply {i}: greedy's move is one of its best", r.index);
+                    checked += 1;
+                }
+            }
+            match played {
+                Some(mv) => game.play(mv),
+                None => assert_eq!(i + 1, samples.len(), "game {} ply {i}: no move leads to the next record", r.index),
+            }
         }
     }
+    assert!(checked >= 40, "only {checked} greedy moves checked");
     let text = summary(&reports, std::time::Duration::from_secs(1));
     assert!(text.contains("; against greedy: 4 games, the net scored "), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -322,7 +338,7 @@ fn data_stats_relate_results_to_material() {
         position: parse_position(v, sfen).unwrap(),
         repetitions: 1,
         value,
-        full_search: value > 0.0,
+        full_search: false,
         policy: vec![],
     };
     let start = "rbsgk/4p/5/P4/KGSBR b - 1";
@@ -344,7 +360,7 @@ fn data_stats_relate_results_to_material() {
     assert!(stats.fit.is_none() && stats.buckets.iter().all(|b| b.mean_value.is_none()));
     let text = stats.to_string();
     assert!(text.contains("5 self-play samples (0 with a policy target), 1 tsume samples"), "{text}");
-    assert!(text.contains("win 60.0%, draw 0.0%, loss 40.0%") && text.contains("8 .. 15"), "{text}");
+    assert!(text.contains("win 60.0%, draw or unfinished 0.0%, loss 40.0%") && text.contains("8 .. 15"), "{text}");
 
     // A uniform evaluator values everything 0: the loss is the mean squared result, no correlation.
     let stats = data_stats(&[played, tsume], Some(&UniformEvaluator));

@@ -42,8 +42,9 @@ pub struct SelfPlayConfig {
     pub no_resign_share: f64,
     /// Games longer than this end unfinished (value 0).
     pub max_plies: usize,
-    /// Share of games with the material-greedy player on one side (gote in
-    /// even-numbered games, sente in odd ones).
+    /// Chance of each game to have the material-greedy player on one side:
+    /// gote in games of even index (0-based, so the 1st, 3rd, ... printed),
+    /// sente in the others.
     pub greedy_share: f64,
     /// Leaves each game's search gathers per network round.
     pub leaves_per_game: usize,
@@ -64,7 +65,7 @@ pub struct GameReport {
     /// A resignation that a no-resign game would have made and then lost
     /// anyway is right; one it went on to win or draw is a false positive.
     pub false_resign: Option<bool>,
-    /// The winner (`None`: unfinished).
+    /// The winner (`None`: a draw, or unfinished at the ply cap).
     pub winner: Option<Color>,
     /// The greedy player's colour in a game against it.
     pub greedy: Option<Color>,
@@ -123,8 +124,8 @@ pub fn play(
 fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed: u64) -> Result<GameReport, String> {
     let mut rng = Rng::new(seed);
     let may_resign = rng.uniform() >= config.no_resign_share;
-    // Drawn only when asked for, so runs without the greedy player keep
-    // their games.
+    // The random number is drawn only when greedy_share > 0, so seeds
+    // without greedy games reproduce the games of earlier builds.
     let greedy = (config.greedy_share > 0.0 && rng.uniform() < config.greedy_share)
         .then_some(if index.is_multiple_of(2) { Color::Gote } else { Color::Sente });
     let piece_values = material_values(config.variant);
@@ -227,7 +228,7 @@ pub fn summary(reports: &[GameReport], elapsed: Duration) -> String {
     );
     let against: Vec<&GameReport> = reports.iter().filter(|r| r.greedy.is_some()).collect();
     if !against.is_empty() {
-        // The net's score: 1 for a win, 1/2 for an unfinished game.
+        // The net's score: 1 for a win, 1/2 for a draw or an unfinished game.
         let score: f64 = against
             .iter()
             .map(|r| match r.winner {

@@ -51,7 +51,8 @@ pub struct DataStats {
     pub selfplay_samples: usize,
     /// Self-play samples with a policy target from a full search.
     pub policy_targets: usize,
-    /// Self-play results from the side to move's view.
+    /// Self-play results from the side to move's view (`draws` also counts
+    /// games cut off unfinished, value 0).
     pub wins: usize,
     pub draws: usize,
     pub losses: usize,
@@ -155,7 +156,8 @@ fn evaluate(evaluator: &dyn Evaluator, rows: &[(&Position, u8, f64, f64)]) -> Ve
     values
 }
 
-/// Pearson correlation; `None` for fewer than two points or a constant side.
+/// Pearson correlation; `None` for fewer than two points or a constant
+/// side (a variance that is only rounding error counts as constant).
 pub fn correlation(xs: &[f64], ys: &[f64]) -> Option<f64> {
     let n = xs.len().min(ys.len());
     if n < 2 {
@@ -168,7 +170,8 @@ pub fn correlation(xs: &[f64], ys: &[f64]) -> Option<f64> {
         vx += (x - mx).powi(2);
         vy += (y - my).powi(2);
     }
-    (vx > 0.0 && vy > 0.0).then(|| cov / (vx * vy).sqrt())
+    let flat = |v: f64, m: f64| v <= 1e-12 * n as f64 * m.abs().max(1.0).powi(2);
+    (!flat(vx, mx) && !flat(vy, my)).then(|| cov / (vx * vy).sqrt())
 }
 
 impl fmt::Display for DataStats {
@@ -185,7 +188,7 @@ impl fmt::Display for DataStats {
         }
         writeln!(
             f,
-            "results for the side to move: win {:.1}%, draw {:.1}%, loss {:.1}%",
+            "results for the side to move: win {:.1}%, draw or unfinished {:.1}%, loss {:.1}%",
             share(self.wins),
             share(self.draws),
             share(self.losses)
