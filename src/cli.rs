@@ -1139,10 +1139,11 @@ fn bench_mates(
     }
     println!();
     println!(
-        "{random} random mates in 3 and 5 per variant (seed {random_seed}): solved within the budget, median playouts"
+        "{random} random mates in 3 and 5 per variant (seed {random_seed}): solved within the budget, median \
+         playouts, total playouts (an unsolved one counts the budget)"
     );
     println!(
-        "{:<16} {:>9} {:>16} {:>16} {:>22}  net",
+        "{:<16} {:>9} {:>22} {:>22} {:>22}  net",
         "variant", "in 3/in 5", "uniform", "net", "faster: net/uniform/="
     );
     let variants: Vec<Variant> = match only {
@@ -1171,15 +1172,16 @@ fn bench_mates(
                 Some(n) => n.to_string(),
             }
         };
+        let total = |v: &[Option<u64>]| v.iter().map(|n| n.unwrap_or(nodes)).sum::<u64>();
         let key = |n: &Option<u64>| n.unwrap_or(u64::MAX);
         let net_faster = uniform.iter().zip(&with_net).filter(|(u, n)| key(n) < key(u)).count();
         let uniform_faster = uniform.iter().zip(&with_net).filter(|(u, n)| key(u) < key(n)).count();
         println!(
-            "{:<16} {:>9} {:>16} {:>16} {:>22}  {}",
+            "{:<16} {:>9} {:>22} {:>22} {:>22}  {}",
             variant.name(),
             format!("{}/{}", by_length[0], by_length[1]),
-            format!("{}/{} {}", solved(&uniform), uniform.len(), median(&uniform)),
-            format!("{}/{} {}", solved(&with_net), with_net.len(), median(&with_net)),
+            format!("{}/{} {} {}", solved(&uniform), uniform.len(), median(&uniform), total(&uniform)),
+            format!("{}/{} {} {}", solved(&with_net), with_net.len(), median(&with_net), total(&with_net)),
             format!("{net_faster}/{uniform_faster}/{}", uniform.len() - net_faster - uniform_faster),
             net.name()
         );

@@ -1,11 +1,11 @@
 //! The search with the uniform evaluator: mates, campmate, avoiding a
 //! forced loss, determinism, threads with start/stop cycles, the memory
-//! budget, tree reuse and self-play hooks; the leaf mate search.
+//! budget, tree reuse and self-play hooks; the leaf mate searches.
 
 use pantheon::mcts::problems::{CAMPMATE_IN_THREE, MATES_IN_FIVE, MATES_IN_ONE, MATES_IN_THREE, MateProblem};
 use pantheon::mcts::{
-    Limits, Proof, Rng, Score, SearchParams, SearchResult, Searcher, UniformEvaluator, find_mate, mate_in_one,
-    mate_line,
+    Limits, Proof, Rng, Score, SearchParams, SearchResult, Searcher, UniformEvaluator, find_mate, find_mated,
+    mate_in_one, mate_line,
 };
 use pantheon::notation::{UsiMove, format_move, parse_position};
 use pantheon::rules::{Game, Move, Variant};
@@ -318,6 +318,81 @@ fn leaf_mate_search_proves_mates_in_five() {
         }
         assert_eq!(r.info.lines[0].pv.len(), 5, "{v}");
         assert_eq!(end.outcome().and_then(|o| o.winner), Some(g.position().side_to_move()), "{v}");
+    }
+}
+
+#[test]
+fn defender_after_the_first_move_is_mated_in_the_rest() {
+    // After the attacker's first move of each mate in 3 and 5, every
+    // reply loses within the remaining plies and not sooner; the attacker
+    // to move is never "mated".
+    for p in MATES_IN_THREE.iter().chain(&MATES_IN_FIVE) {
+        let mut g = game(p.variant, p.sfen, "");
+        let legal = g.legal_moves();
+        assert_eq!(find_mated(&mut g, 6, 200_000), None, "{} {}", p.variant, p.sfen);
+        let (mv, _) = find_mate(&mut g, &legal, p.plies, 1_000_000).expect("a mate");
+        g.play(mv);
+        let before = g.position().clone();
+        assert_eq!(find_mated(&mut g, p.plies - 3, 1_000_000), None, "{} {}", p.variant, p.sfen);
+        assert_eq!(find_mated(&mut g, 6, 1_000_000), Some(p.plies - 1), "{} {}", p.variant, p.sfen);
+        assert_eq!(g.position(), &before, "{}: the game is left as it was", p.variant);
+    }
+}
+
+/// Whether the side to move loses by force within 2 plies, by brute force
+/// over every reply and every answer (not only checks).
+fn lost_in_two(g: &Game) -> bool {
+    let us = g.position().side_to_move();
+    g.legal_moves().into_iter().all(|reply| {
+        let mut line = g.clone();
+        line.play(reply);
+        match line.outcome() {
+            Some(outcome) => outcome.winner.is_some_and(|w| w != us),
+            None => line.legal_moves().into_iter().any(|m| {
+                let mut end = line.clone();
+                end.play(m);
+                end.outcome().is_some_and(|o| o.winner.is_some_and(|w| w != us))
+            }),
+        }
+    })
+}
+
+#[test]
+fn mated_search_is_sound_on_random_positions() {
+    // Every position in check of random games that the search calls lost
+    // in 2 plies is checked by brute force.
+    let (mut checks, mut claims) = (0, 0);
+    for (i, v) in Variant::ALL.into_iter().enumerate() {
+        let mut rng = Rng::new(60 + i as u64);
+        for _ in 0..8 {
+            let mut g = Game::new(pantheon::rules::Position::startpos(v));
+            while g.outcome().is_none() && g.moves().len() < 160 {
+                let legal = g.legal_moves();
+                if g.position().in_check() {
+                    checks += 1;
+                    if find_mated(&mut g, 2, 100_000) == Some(2) {
+                        assert!(lost_in_two(&g), "{v}: {} claimed lost", pantheon::notation::to_sfen(g.position()));
+                        claims += 1;
+                    }
+                }
+                g.play(legal[rng.below(legal.len())]);
+            }
+        }
+    }
+    assert!(claims > 5, "only {claims} of {checks} checks claimed lost: the test checks too little");
+}
+
+#[test]
+fn a_leaf_in_check_is_proven_lost_at_its_first_visit() {
+    // With a 3-ply leaf search the mates in 5 are proven once the tree
+    // reaches the first move: every evasion is mated in 3, so the node
+    // after it is lost at its first visit, without expanding the replies.
+    for MateProblem { variant: v, sfen, .. } in MATES_IN_FIVE {
+        let g = game(v, sfen, "");
+        let params = SearchParams { threads: 1, batch_size: 1, hash_mib: 64, mate_plies: 3, ..SearchParams::default() };
+        let r = search(&mut Searcher::new(Arc::new(UniformEvaluator), params), &g, 100_000);
+        assert_eq!(r.proof, Proof::Win(5), "{v}: {:?}", r.info.lines[0]);
+        assert_eq!(r.info.lines[0].visits, 1, "{v}: {:?}", r.info.lines[0]);
     }
 }
 

@@ -87,6 +87,32 @@ pub fn find_mate_until(
     None
 }
 
+/// Whether the side to move loses by force within `max_plies` plies (its
+/// own reply included, even): every legal reply is answered by a win
+/// within `max_plies - 1` plies, looking at no more than `budget`
+/// positions. Returns the shortest such bound, or `None` if a reply
+/// escapes every search within the limits (or there is no legal reply:
+/// the game's end is the caller's to score). The tree asks it at leaves
+/// in check, where the replies are few. `game` is left as it was.
+pub fn find_mated(game: &mut Game, max_plies: u32, budget: u64) -> Option<u32> {
+    if game.legal_moves().is_empty() {
+        return None;
+    }
+    let stop = AtomicBool::new(false);
+    let mut search = MateSearch { nodes: 0, budget, lists: Vec::new(), stop: &stop, polls: 0 };
+    let mut plies = 2;
+    while plies <= max_plies {
+        if search.all_replies_lose(game, plies, 0) {
+            return Some(plies);
+        }
+        if search.out_of_budget() {
+            return None;
+        }
+        plies += 2;
+    }
+    None
+}
+
 struct MateSearch<'a> {
     /// Positions played so far.
     nodes: u64,

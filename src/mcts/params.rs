@@ -31,7 +31,9 @@ pub struct SearchParams {
     /// Dirichlet noise at the root: (alpha, weight), for self-play.
     pub root_noise: Option<(f64, f64)>,
     /// Longest mate (or campmate) looked for at each new leaf, in plies
-    /// (odd; 0: none). See [`find_mate`](super::find_mate).
+    /// (odd; 0: none). See [`find_mate`](super::find_mate). A leaf in check
+    /// is also asked whether it is lost within one ply more (each evasion
+    /// mated within `mate_plies`; [`find_mated`](super::find_mated)).
     pub mate_plies: u32,
     /// Most positions one leaf's mate search may play.
     pub mate_budget: u64,

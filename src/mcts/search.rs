@@ -10,7 +10,9 @@
 //! 2. Without the lock, it replays the path on a [`Game::branch`] of the
 //!    root game: a finished game is scored by the rules; otherwise it
 //!    generates the legal moves, runs a short mate search (see
-//!    [`find_mate`]), and looks the position up in the evaluation cache.
+//!    [`find_mate`]; at a leaf in check, also whether every evasion is
+//!    mated, see [`find_mated`]), and looks the position up in the
+//!    evaluation cache.
 //! 3. Leaves still needing the network are sent, a batch per worker, to the
 //!    evaluation thread, which joins the batches waiting for it into one
 //!    evaluator call (so the device works while the workers walk).
@@ -23,7 +25,7 @@
 use super::cache::{self, EvalCache};
 use super::evaluator::{EvalRequest, Evaluation, Evaluator};
 use super::limits::{Limits, budget};
-use super::mate::{find_mate, find_mate_until, mate_line};
+use super::mate::{find_mate, find_mate_until, find_mated, mate_line};
 use super::params::SearchParams;
 use super::rng::Rng;
 use super::tree::{Edge, NO_NODE, NodeState, Proof, Tree};
@@ -741,6 +743,21 @@ impl Shared<'_> {
                 tree.node_mut(leaf).state = NodeState::Leaf;
             }
             self.backup(&mut tree, path, 1.0, true);
+            return None;
+        }
+        // A leaf in check (not the root, which must keep its moves) whose
+        // every evasion is answered by a mate the leaf search would find:
+        // lost, one check deeper than the search from its parent saw.
+        if self.params.mate_plies > 0
+            && path.len() > 1
+            && game.position().in_check()
+            && let Some(plies) = find_mated(&mut game, self.params.mate_plies + 1, self.params.mate_budget)
+        {
+            let mut tree = self.tree.lock();
+            let node = tree.node_mut(leaf);
+            node.state = NodeState::Leaf;
+            node.proof = Proof::Loss(plies as u16);
+            self.backup(&mut tree, path, -1.0, true);
             return None;
         }
         // The net sees the repetition count, and history rules shape the
