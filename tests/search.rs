@@ -222,30 +222,38 @@ fn mate_search_solves_the_problems_at_their_length() {
     }
 }
 
+/// Calls `visit` at every position of `games` random games per variant
+/// (seeded from `seed`, at most 160 plies), with its legal moves.
+fn each_random_position(seed: u64, games: usize, mut visit: impl FnMut(Variant, &mut Game, &[Move])) {
+    for (i, v) in Variant::ALL.into_iter().enumerate() {
+        let mut rng = Rng::new(seed + i as u64);
+        for _ in 0..games {
+            let mut g = Game::new(pantheon::rules::Position::startpos(v));
+            while g.outcome().is_none() && g.moves().len() < 160 {
+                let legal = g.legal_moves();
+                visit(v, &mut g, &legal);
+                g.play(legal[rng.below(legal.len())]);
+            }
+        }
+    }
+}
+
 #[test]
 fn mate_search_is_sound_on_random_positions() {
     // Every mate in 3 the search claims in positions of random games is
     // checked by brute force; a tiny budget may miss mates but never
     // invent one.
     let mut claims = 0;
-    for (i, v) in Variant::ALL.into_iter().enumerate() {
-        let mut rng = Rng::new(40 + i as u64);
-        for _ in 0..6 {
-            let mut g = Game::new(pantheon::rules::Position::startpos(v));
-            while g.outcome().is_none() && g.moves().len() < 160 {
-                let legal = g.legal_moves();
-                for budget in [50, 5_000] {
-                    if let Some((mv, plies)) = find_mate(&mut g, &legal, 3, budget) {
-                        assert!(plies == 1 || plies == 3);
-                        assert!(wins_in_three(&g, mv), "{v}: {} claimed in {plies}", format_move(v, mv));
-                        assert_eq!(plies == 1, mate_in_one(&g, &legal).is_some());
-                        claims += 1;
-                    }
-                }
-                g.play(legal[rng.below(legal.len())]);
+    each_random_position(40, 6, |v, g, legal| {
+        for budget in [50, 5_000] {
+            if let Some((mv, plies)) = find_mate(g, legal, 3, budget) {
+                assert!(plies == 1 || plies == 3);
+                assert!(wins_in_three(g, mv), "{v}: {} claimed in {plies}", format_move(v, mv));
+                assert_eq!(plies == 1, mate_in_one(g, legal).is_some());
+                claims += 1;
             }
         }
-    }
+    });
     assert!(claims > 20, "only {claims} mates claimed: the test checks too little");
 }
 
@@ -362,23 +370,15 @@ fn mated_search_is_sound_on_random_positions() {
     // Every position in check of random games that the search calls lost
     // in 2 plies is checked by brute force.
     let (mut checks, mut claims) = (0, 0);
-    for (i, v) in Variant::ALL.into_iter().enumerate() {
-        let mut rng = Rng::new(60 + i as u64);
-        for _ in 0..8 {
-            let mut g = Game::new(pantheon::rules::Position::startpos(v));
-            while g.outcome().is_none() && g.moves().len() < 160 {
-                let legal = g.legal_moves();
-                if g.position().in_check() {
-                    checks += 1;
-                    if find_mated(&mut g, 2, 100_000) == Some(2) {
-                        assert!(lost_in_two(&g), "{v}: {} claimed lost", pantheon::notation::to_sfen(g.position()));
-                        claims += 1;
-                    }
-                }
-                g.play(legal[rng.below(legal.len())]);
+    each_random_position(60, 8, |v, g, _| {
+        if g.position().in_check() {
+            checks += 1;
+            if find_mated(g, 2, 100_000) == Some(2) {
+                assert!(lost_in_two(g), "{v}: {} claimed lost", pantheon::notation::to_sfen(g.position()));
+                claims += 1;
             }
         }
-    }
+    });
     assert!(claims > 5, "only {claims} of {checks} checks claimed lost: the test checks too little");
 }
 
