@@ -30,7 +30,8 @@ pub enum NodeState {
     /// The game is over here; the proof holds the result.
     Terminal,
     /// Evaluated but not expanded because the memory budget is full: each
-    /// visit re-evaluates it (the cache makes that cheap).
+    /// visit re-evaluates it (the cache makes that cheap). Also a leaf a
+    /// mate search proved without expanding it: walks stop at its proof.
     Leaf,
 }
 
