@@ -209,6 +209,11 @@ pub enum Command {
         /// both, or A,B.
         #[arg(long, value_delimiter = ',', default_values_t = [crate::mcts::MATE_PLIES])]
         mate_plies: Vec<u32>,
+        /// Softmax temperature of searching players' priors (0.1 to 10):
+        /// one value for both, or A,B.
+        #[arg(long, value_delimiter = ',', default_values_t = [crate::mcts::POLICY_TEMPERATURE],
+              value_parser = parse_policy_temperature)]
+        policy_temperature: Vec<f64>,
         /// Write each game to this file as it ends: a comment line with the
         /// players and the result, then a USI `position ... moves ...` line.
         #[arg(long)]
@@ -410,6 +415,17 @@ pub struct EngineArgs {
     /// Longest mate looked for at the root by a thread of its own, in plies (0: none).
     #[arg(long, default_value_t = crate::mcts::ENGINE_ROOT_MATE_PLIES, value_parser = clap::value_parser!(u32).range(0..=31))]
     pub root_mate_plies: u32,
+    /// Softmax temperature of the net's priors (0.1 to 10; 1: the net's own).
+    #[arg(long, default_value_t = crate::mcts::POLICY_TEMPERATURE, value_parser = parse_policy_temperature)]
+    pub policy_temperature: f64,
+}
+
+/// A prior temperature from 0.1 to 10.
+fn parse_policy_temperature(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(t) if (0.1..=10.0).contains(&t) => Ok(t),
+        _ => Err(format!("'{text}' is not a temperature from 0.1 to 10")),
+    }
 }
 
 /// How tsume samples are made (`pantheon tsume`, `pantheon loop --tsume`).
@@ -568,6 +584,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 opening_plies: 4,
                 max_plies: max_plies.max(1),
                 mate_plies: [crate::mcts::MATE_PLIES; 2],
+                policy_temperature: [crate::mcts::POLICY_TEMPERATURE; 2],
                 seed,
             };
             let tsume = tsume_mates.config(variant, tsume, (cores() as u64, seed), dir.join("data"))?;
@@ -598,12 +615,18 @@ pub fn run(cli: Cli) -> Result<()> {
             device,
             seed,
             mate_plies,
+            policy_temperature,
             record,
         } => {
             let mate_plies = match mate_plies[..] {
                 [both] => [both, both],
                 [pa, pb] => [pa, pb],
                 _ => anyhow::bail!("--mate-plies takes one value or two (A,B)"),
+            };
+            let policy_temperature = match policy_temperature[..] {
+                [both] => [both, both],
+                [pa, pb] => [pa, pb],
+                _ => anyhow::bail!("--policy-temperature takes one value or two (A,B)"),
             };
             anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
             use crate::selfplay::Player;
@@ -634,6 +657,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 opening_plies,
                 max_plies: max_plies.max(1),
                 mate_plies,
+                policy_temperature,
                 seed,
             };
             let mut record = match &record {
@@ -877,6 +901,7 @@ fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, engine: &Engi
         multipv: engine.multipv as usize,
         mate_plies: engine.mate_plies,
         root_mate_plies: engine.root_mate_plies,
+        policy_temperature: engine.policy_temperature,
         ..SearchParams::default()
     };
     if let Some(t) = time {

@@ -150,6 +150,14 @@ fn match_against_baseline_players() {
     let o = greedy_vs_random(&["--mate-plies", "1,2,3"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--mate-plies takes one value or two"), "{}", stderr(&o));
+    let o = greedy_vs_random(&["--policy-temperature", "1,1.5,2"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--policy-temperature takes one value or two"), "{}", stderr(&o));
+    for bad in ["0", "hot", "11"] {
+        let o = greedy_vs_random(&["--policy-temperature", bad]);
+        assert!(!o.status.success(), "{bad}");
+        assert!(stderr(&o).contains("is not a temperature from 0.1 to 10"), "{bad}: {}", stderr(&o));
+    }
     let o = pantheon(&["match", "--variant", "minishogi", "--a", "no/such.pnet", "--b", "random", "--games", "2"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("no/such.pnet"), "{}", stderr(&o));

@@ -396,6 +396,50 @@ fn a_leaf_in_check_is_proven_lost_at_its_first_visit() {
     }
 }
 
+/// Gives the first legal move prior 0.9 and shares 0.1 among the others.
+struct Peaked;
+
+impl pantheon::mcts::Evaluator for Peaked {
+    fn evaluate(&self, batch: &[pantheon::mcts::EvalRequest]) -> Vec<pantheon::mcts::Evaluation> {
+        batch
+            .iter()
+            .map(|r| {
+                let n = r.moves.len();
+                let mut policy = vec![0.1 / (n - 1) as f32; n];
+                policy[0] = 0.9;
+                pantheon::mcts::Evaluation { value: 0.0, policy }
+            })
+            .collect()
+    }
+
+    fn max_batch(&self) -> usize {
+        64
+    }
+
+    fn name(&self) -> String {
+        "peaked".into()
+    }
+}
+
+#[test]
+fn policy_temperature_flattens_the_priors() {
+    // The root's priors as the search holds them: p^(1/T), renormalised.
+    let g = game(Variant::Minishogi, "rbsgk/4p/5/P4/KGSBR b - 1", "");
+    let n = g.legal_moves().len();
+    for t in [1.0, 2.0, 0.5] {
+        let params = SearchParams { threads: 1, multipv: 500, policy_temperature: t, ..SearchParams::default() };
+        let r = search(&mut Searcher::new(Arc::new(Peaked), params), &g, 1);
+        let first = 0.9f64.powf(1.0 / t);
+        let other = (0.1 / (n - 1) as f64).powf(1.0 / t);
+        let sum = first + other * (n - 1) as f64;
+        let mut priors: Vec<f64> = r.info.lines.iter().map(|l| l.prior as f64).collect();
+        assert_eq!(priors.len(), n);
+        priors.sort_by(|a, b| b.total_cmp(a));
+        assert!((priors[0] - first / sum).abs() < 1e-4, "T {t}: {} vs {}", priors[0], first / sum);
+        assert!((priors[n - 1] - other / sum).abs() < 1e-4, "T {t}: {} vs {}", priors[n - 1], other / sum);
+    }
+}
+
 /// Positions where all moves but one or two allow a mate in one.
 const ONLY_DEFENCES: [(Variant, &str, &[&str]); 4] = [
     (Variant::Minishogi, "+P3k/2b1p/KR2S/s3R/3Bg w G 30", &["1b1c"]),

@@ -248,6 +248,7 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         opening_plies: 2,
         max_plies: 80,
         mate_plies: [3, 1],
+        policy_temperature: [1.5, 1.0],
         seed: 3,
     };
     let result = play_match(&mc, Player::Search(load(&next)), Player::Search(Arc::new(UniformEvaluator)), &mut |_| {});

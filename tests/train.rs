@@ -136,6 +136,7 @@ fn the_loop_runs_generations_and_resumes() {
             opening_plies: 2,
             max_plies: 40,
             mate_plies: [3, 3],
+            policy_temperature: [1.0, 1.0],
             seed: 1,
         },
         gate_score: 0.5,

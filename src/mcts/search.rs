@@ -798,9 +798,16 @@ impl Shared<'_> {
         }
     }
 
-    /// Gives node `id` its edges (with root noise at the root); `false`
-    /// when the tree is full.
+    /// Gives node `id` its edges (priors tempered, with root noise at the
+    /// root); `false` when the tree is full.
     fn expand(&self, tree: &mut Tree, id: u32, moves: &[Move], priors: &[f32]) -> bool {
+        let tempered;
+        let priors = if self.params.policy_temperature == 1.0 {
+            priors
+        } else {
+            tempered = temper(priors, self.params.policy_temperature);
+            &tempered[..]
+        };
         let edges = moves.iter().zip(priors).map(|(&m, &p)| Edge {
             mv: CompactMove::from(m),
             prior_q: Edge::quantize(p),
@@ -931,6 +938,17 @@ impl Shared<'_> {
     fn params_multipv(&self) -> usize {
         self.params.multipv.max(1)
     }
+}
+
+/// Priors raised to the power 1 / `temperature` and renormalised; left as
+/// they are if that fails (all zero).
+fn temper(priors: &[f32], temperature: f64) -> Vec<f32> {
+    let powered: Vec<f64> = priors.iter().map(|&p| f64::from(p.max(0.0)).powf(1.0 / temperature)).collect();
+    let sum: f64 = powered.iter().sum();
+    if !(sum > 0.0 && sum.is_finite()) {
+        return priors.to_vec();
+    }
+    powered.iter().map(|&p| (p / sum) as f32).collect()
 }
 
 /// How good a root child is for the side choosing it: proven wins first

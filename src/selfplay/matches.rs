@@ -46,6 +46,9 @@ pub struct MatchConfig {
     /// Leaf mate search length of searching players A and B, in plies
     /// (see [`SearchParams::mate_plies`]).
     pub mate_plies: [u32; 2],
+    /// Prior temperature of searching players A and B (see
+    /// [`SearchParams::policy_temperature`]).
+    pub policy_temperature: [f64; 2],
     pub seed: u64,
 }
 
@@ -126,7 +129,7 @@ enum Seat {
 }
 
 impl Seat {
-    fn new(player: Player, config: &MatchConfig, mate_plies: u32) -> Seat {
+    fn new(player: Player, config: &MatchConfig, (mate_plies, policy_temperature): (u32, f64)) -> Seat {
         match player {
             Player::Search(e) => {
                 let params = SearchParams {
@@ -134,6 +137,7 @@ impl Seat {
                     batch_size: 8,
                     hash_mib: 64,
                     mate_plies,
+                    policy_temperature,
                     ..SearchParams::default()
                 };
                 Seat::Search(Box::new(Searcher::new(e, params)))
@@ -172,7 +176,8 @@ pub struct MatchGame<'a> {
 
 /// Plays the match; `on_game` gets each finished game.
 pub fn play_match(config: &MatchConfig, a: Player, b: Player, on_game: &mut dyn FnMut(&MatchGame<'_>)) -> MatchResult {
-    let mut seats = [Seat::new(a, config, config.mate_plies[0]), Seat::new(b, config, config.mate_plies[1])];
+    let seat = |player, i: usize| Seat::new(player, config, (config.mate_plies[i], config.policy_temperature[i]));
+    let mut seats = [seat(a, 0), seat(b, 1)];
     let mut rng = Rng::new(config.seed);
     let mut move_rng = Rng::new(config.seed ^ 0x9e37_79b9_7f4a_7c15);
     let values = material_values(config.variant);

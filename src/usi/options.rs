@@ -1,7 +1,7 @@
 //! The engine's USI options: the table `usi` prints and the values
 //! `setoption` changes, checked against their ranges.
 
-use crate::mcts::{ENGINE_ROOT_MATE_PLIES, MATE_PLIES};
+use crate::mcts::{ENGINE_ROOT_MATE_PLIES, MATE_PLIES, POLICY_TEMPERATURE};
 use crate::rules::Variant;
 
 /// A USI option's type, default and range.
@@ -35,6 +35,10 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "ResignThreshold", kind: Kind::Spin { default: 0, min: 0, max: 100_000 } },
     Spec { name: "MatePlies", kind: Kind::Spin { default: MATE_PLIES as i64, min: 0, max: 9 } },
     Spec { name: "RootMatePlies", kind: Kind::Spin { default: ENGINE_ROOT_MATE_PLIES as i64, min: 0, max: 31 } },
+    Spec {
+        name: "PolicyTemperature",
+        kind: Kind::Spin { default: (POLICY_TEMPERATURE * 100.0) as i64, min: 10, max: 1000 },
+    },
 ];
 
 /// Current option values.
@@ -59,6 +63,8 @@ pub struct Options {
     pub mate_plies: u32,
     /// Longest mate looked for at the root by its own thread (0: none).
     pub root_mate_plies: u32,
+    /// Temperature of the network's priors (the option is in hundredths).
+    pub policy_temperature: f64,
 }
 
 impl Default for Options {
@@ -76,6 +82,7 @@ impl Default for Options {
             resign_cp: 0,
             mate_plies: MATE_PLIES,
             root_mate_plies: ENGINE_ROOT_MATE_PLIES,
+            policy_temperature: POLICY_TEMPERATURE,
         }
     }
 }
@@ -164,6 +171,7 @@ impl Options {
                     "ResignThreshold" => self.resign_cp = v,
                     "MatePlies" => self.mate_plies = v as u32,
                     "RootMatePlies" => self.root_mate_plies = v as u32,
+                    "PolicyTemperature" => self.policy_temperature = v as f64 / 100.0,
                     _ => unreachable!("every spin option is handled"),
                 }
             }
@@ -211,6 +219,10 @@ mod tests {
         o.set("ModelFile", Some("<empty>")).unwrap();
         assert_eq!(o.model_file, "");
         assert_eq!(o.threads, 4, "a refused value changes nothing");
+        assert_eq!(o.policy_temperature, POLICY_TEMPERATURE);
+        o.set("PolicyTemperature", Some("100")).unwrap();
+        assert_eq!(o.policy_temperature, 1.0, "the option is in hundredths");
+        assert!(matches!(o.set("PolicyTemperature", Some("5")), Err(OptionError::OutOfRange { .. })));
         assert_eq!(usi_lines().len(), SPECS.len());
     }
 }

@@ -244,6 +244,7 @@ impl Session {
             multipv: o.multipv,
             mate_plies: o.mate_plies,
             root_mate_plies: o.root_mate_plies,
+            policy_temperature: o.policy_temperature,
             ..SearchParams::default()
         };
         let mut searcher = self.searcher.take().unwrap_or_else(|| Searcher::new(evaluator.clone(), params.clone()));
