@@ -362,6 +362,9 @@ pub enum BenchCommand {
         random: u64,
         #[arg(long, default_value_t = 1)]
         random_seed: u64,
+        /// Softmax temperature of the net's priors (0.1 to 10; 1: the net's own).
+        #[arg(long, default_value_t = crate::mcts::POLICY_TEMPERATURE, value_parser = parse_policy_temperature)]
+        policy_temperature: f64,
     },
     /// Search playouts per second from the start position with the uniform
     /// evaluator (the search's own overhead) and with the shipped net on
@@ -584,7 +587,8 @@ pub fn run(cli: Cli) -> Result<()> {
                 opening_plies: 4,
                 max_plies: max_plies.max(1),
                 mate_plies: [crate::mcts::MATE_PLIES; 2],
-                policy_temperature: [crate::mcts::POLICY_TEMPERATURE; 2],
+                // As in self-play: the net's own priors.
+                policy_temperature: [1.0; 2],
                 seed,
             };
             let tsume = tsume_mates.config(variant, tsume, (cores() as u64, seed), dir.join("data"))?;
@@ -839,10 +843,14 @@ pub fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Bench {
-            what: BenchCommand::Mates { variant, model, nodes, batch, mate_plies, random, random_seed },
-        } => {
-            bench_mates(variant, model.as_deref(), (nodes, batch as usize, mate_plies), (random as usize, random_seed))
-        }
+            what:
+                BenchCommand::Mates { variant, model, nodes, batch, mate_plies, random, random_seed, policy_temperature },
+        } => bench_mates(
+            variant,
+            model.as_deref(),
+            (nodes, batch as usize, mate_plies, policy_temperature),
+            (random as usize, random_seed),
+        ),
         Command::Bench { what: BenchCommand::Search { variant, nodes, threads, batch, runs, mate_plies } } => {
             bench_search(variant, nodes, (&threads, &mate_plies), batch as usize, runs)
         }
@@ -1092,7 +1100,7 @@ fn bench_nn(variant: Variant, device: &str, batches: &[usize], model: &str, runs
 fn bench_mates(
     only: Option<Variant>,
     model: Option<&str>,
-    (nodes, batch, mate_plies): (u64, usize, u32),
+    (nodes, batch, mate_plies, policy_temperature): (u64, usize, u32, f64),
     (random, random_seed): (usize, u64),
 ) -> Result<()> {
     use crate::mcts::{Evaluator, Limits, Proof, SearchParams, Searcher, UniformEvaluator};
@@ -1105,8 +1113,14 @@ fn bench_mates(
     // first proof found can be longer than the shortest); None within the
     // budget.
     let solve = |evaluator: Arc<dyn Evaluator>, game: &Game| -> Option<(u64, u16)> {
-        let params =
-            SearchParams { threads: 1, batch_size: batch, hash_mib: 256, mate_plies, ..SearchParams::default() };
+        let params = SearchParams {
+            threads: 1,
+            batch_size: batch,
+            hash_mib: 256,
+            mate_plies,
+            policy_temperature,
+            ..SearchParams::default()
+        };
         let mut searcher = Searcher::new(evaluator, params);
         searcher.set_position(game);
         let r =
@@ -1134,7 +1148,8 @@ fn bench_mates(
         Ok(n)
     };
     println!(
-        "playouts to prove each problem (1 thread, batch {batch}, budget {nodes}, leaf mate search {mate_plies} plies)"
+        "playouts to prove each problem (1 thread, batch {batch}, budget {nodes}, leaf mate search {mate_plies} \
+         plies, prior temperature {policy_temperature})"
     );
     println!("{:<16} {:<13} {:>16} {:>16} {:>6}  net", "variant", "problem", "uniform", "net", "ratio");
     for p in crate::mcts::problems::all() {

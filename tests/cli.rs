@@ -189,7 +189,7 @@ fn bench_mates_reports_playouts_to_each_proof() {
     assert!(random[2].ends_with("/3"), "{out}");
     // Then the median and the total playouts of the three.
     let (median, total): (u64, u64) = (random[3].parse().expect(&out), random[4].parse().expect(&out));
-    assert!(median >= 1 && total >= 3 && total >= median && total <= 3 * 50_000, "{out}");
+    assert!(median >= 1 && total >= 3 && total >= median, "{out}");
     assert!(rows[0].contains("mate in 1") && rows[1].contains("mate in 3") && rows[2].contains("mate in 5"), "{out}");
     // The uniform column of the mates in 1 and 3: proven at the first
     // playout by the leaf mate search.

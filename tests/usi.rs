@@ -120,6 +120,8 @@ fn handshake_lists_options_and_variants() {
         "BatchSize",
         "ByoyomiMargin",
         "MatePlies",
+        "RootMatePlies",
+        "PolicyTemperature",
     ] {
         assert!(lines.iter().any(|l| l.starts_with(&format!("option name {name} "))), "{name}");
     }

@@ -4,10 +4,12 @@
 /// `--mate-plies`).
 pub const MATE_PLIES: u32 = 5;
 
-/// Softmax temperature of the network's priors in play (USI
-/// `PolicyTemperature`, `--policy-temperature`): 1.5 flattens them, so the
-/// search tries moves the net rates low sooner. The shipped nets scored 60%
-/// with it against themselves with 1.0 at 200 playouts a move (README).
+/// Softmax temperature of the network's priors the engine front ends play
+/// with (USI `PolicyTemperature`, `analyse`, `match`, `bench mates`;
+/// [`SearchParams`] keeps 1, as self-play and the loop's gate do): 1.5
+/// flattens them, so the search tries moves the net rates low sooner. The
+/// shipped minishogi net scored 62% with it against itself with 1.0 at 200
+/// playouts a move (README).
 pub const POLICY_TEMPERATURE: f64 = 1.5;
 
 /// Length of the root mate search the engine front ends (USI
@@ -70,7 +72,7 @@ impl Default for SearchParams {
             fpu_reduction_root: 0.0,
             hash_mib: 256,
             cache_entries: 1 << 18,
-            policy_temperature: POLICY_TEMPERATURE,
+            policy_temperature: 1.0,
             root_noise: None,
             mate_plies: MATE_PLIES,
             mate_budget: 2_000,

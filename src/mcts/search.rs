@@ -182,8 +182,12 @@ impl Searcher {
     }
 
     /// Changes the parameters; a new memory budget or cache size starts a
-    /// fresh tree or cache.
+    /// fresh tree or cache, a new prior temperature both.
     pub fn set_params(&mut self, params: SearchParams) {
+        if params.policy_temperature != self.params.policy_temperature {
+            self.params.policy_temperature = params.policy_temperature;
+            self.clear();
+        }
         if params.hash_mib != self.params.hash_mib {
             self.tree = Tree::new(params.hash_mib << 20);
             self.root = None;
@@ -780,17 +784,20 @@ impl Shared<'_> {
 
     /// Step 4: expand the evaluated leaves and back their values up.
     fn finish_leaves(&self, pending: Vec<PendingLeaf>, requests: Vec<EvalRequest>, answers: Vec<Evaluation>) {
+        // Tempered before the cache, so a position gets the same priors
+        // from the net and from the cache.
+        let priors: Vec<Vec<f32>> = answers.iter().map(|a| temper(&a.policy, self.params.policy_temperature)).collect();
         {
             let mut cache = self.cache.lock();
-            for (leaf, ans) in pending.iter().zip(&answers) {
-                let q: Vec<u16> = ans.policy.iter().map(|&p| Edge::quantize(p)).collect();
+            for ((leaf, ans), p) in pending.iter().zip(&answers).zip(&priors) {
+                let q: Vec<u16> = p.iter().map(|&p| Edge::quantize(p)).collect();
                 cache.insert(leaf.cache_key, ans.value, &q);
             }
         }
         let mut tree = self.tree.lock();
-        for ((leaf, req), ans) in pending.iter().zip(&requests).zip(&answers) {
+        for (((leaf, req), ans), p) in pending.iter().zip(&requests).zip(&answers).zip(&priors) {
             let id = *leaf.path.last().expect("path has the root");
-            if !self.expand(&mut tree, id, &req.moves, &ans.policy) {
+            if !self.expand(&mut tree, id, &req.moves, p) {
                 tree.node_mut(id).state = NodeState::Leaf;
                 self.full.store(true, Ordering::SeqCst);
             }
@@ -798,16 +805,9 @@ impl Shared<'_> {
         }
     }
 
-    /// Gives node `id` its edges (priors tempered, with root noise at the
-    /// root); `false` when the tree is full.
+    /// Gives node `id` its edges (with root noise at the root); `false`
+    /// when the tree is full.
     fn expand(&self, tree: &mut Tree, id: u32, moves: &[Move], priors: &[f32]) -> bool {
-        let tempered;
-        let priors = if self.params.policy_temperature == 1.0 {
-            priors
-        } else {
-            tempered = temper(priors, self.params.policy_temperature);
-            &tempered[..]
-        };
         let edges = moves.iter().zip(priors).map(|(&m, &p)| Edge {
             mv: CompactMove::from(m),
             prior_q: Edge::quantize(p),
@@ -941,8 +941,12 @@ impl Shared<'_> {
 }
 
 /// Priors raised to the power 1 / `temperature` and renormalised; left as
-/// they are if that fails (all zero).
+/// they are at temperature 1, at a temperature that is not a positive
+/// number, or if the sum fails (all zero).
 fn temper(priors: &[f32], temperature: f64) -> Vec<f32> {
+    if temperature == 1.0 || !(temperature > 0.0 && temperature.is_finite()) {
+        return priors.to_vec();
+    }
     let powered: Vec<f64> = priors.iter().map(|&p| f64::from(p.max(0.0)).powf(1.0 / temperature)).collect();
     let sum: f64 = powered.iter().sum();
     if !(sum > 0.0 && sum.is_finite()) {

@@ -93,10 +93,6 @@ pub fn play(
                     batch_size: config.leaves_per_game,
                     hash_mib: 64,
                     cache_entries: 1 << 14,
-                    // The runs' training targets were made with the net's
-                    // own priors; the engine's flatter default is measured
-                    // in play only.
-                    policy_temperature: 1.0,
                     ..SearchParams::default()
                 };
                 let mut searcher = Searcher::new(shared.clone(), params);

@@ -37,7 +37,7 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "RootMatePlies", kind: Kind::Spin { default: ENGINE_ROOT_MATE_PLIES as i64, min: 0, max: 31 } },
     Spec {
         name: "PolicyTemperature",
-        kind: Kind::Spin { default: (POLICY_TEMPERATURE * 100.0) as i64, min: 10, max: 1000 },
+        kind: Kind::Spin { default: (POLICY_TEMPERATURE * 100.0).round() as i64, min: 10, max: 1000 },
     },
 ];
 
