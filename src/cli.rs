@@ -423,6 +423,15 @@ pub struct EngineArgs {
     pub policy_temperature: f64,
 }
 
+/// A match flag's values for players A and B: one for both, or A,B.
+fn per_player<T: Copy>(values: &[T], flag: &str) -> Result<[T; 2]> {
+    match *values {
+        [both] => Ok([both, both]),
+        [a, b] => Ok([a, b]),
+        _ => anyhow::bail!("{flag} takes one value or two (A,B)"),
+    }
+}
+
 /// A prior temperature from 0.1 to 10.
 fn parse_policy_temperature(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
@@ -622,16 +631,8 @@ pub fn run(cli: Cli) -> Result<()> {
             policy_temperature,
             record,
         } => {
-            let mate_plies = match mate_plies[..] {
-                [both] => [both, both],
-                [pa, pb] => [pa, pb],
-                _ => anyhow::bail!("--mate-plies takes one value or two (A,B)"),
-            };
-            let policy_temperature = match policy_temperature[..] {
-                [both] => [both, both],
-                [pa, pb] => [pa, pb],
-                _ => anyhow::bail!("--policy-temperature takes one value or two (A,B)"),
-            };
+            let mate_plies = per_player(&mate_plies, "--mate-plies")?;
+            let policy_temperature = per_player(&policy_temperature, "--policy-temperature")?;
             anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
             use crate::selfplay::Player;
             let choice: crate::nn::DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;

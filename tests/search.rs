@@ -337,11 +337,12 @@ fn defender_after_the_first_move_is_mated_in_the_rest() {
     for p in MATES_IN_THREE.iter().chain(&MATES_IN_FIVE) {
         let mut g = game(p.variant, p.sfen, "");
         let legal = g.legal_moves();
-        assert_eq!(find_mated(&mut g, 6, 200_000), None, "{} {}", p.variant, p.sfen);
+        assert_eq!(find_mated(&mut g, &legal, 6, 200_000), None, "{} {}", p.variant, p.sfen);
         let (mv, _) = find_mate(&mut g, &legal, p.plies, 1_000_000).expect("a mate");
         g.play(mv);
         let before = g.position().clone();
-        assert_eq!(find_mated(&mut g, 6, 1_000_000), Some(p.plies - 1), "{} {}", p.variant, p.sfen);
+        let replies = g.legal_moves();
+        assert_eq!(find_mated(&mut g, &replies, 6, 1_000_000), Some(p.plies - 1), "{} {}", p.variant, p.sfen);
         assert_eq!(g.position(), &before, "{}: the game is left as it was", p.variant);
     }
 }
@@ -369,10 +370,10 @@ fn mated_search_is_sound_on_random_positions() {
     // Every position in check of random games that the search calls lost
     // in 2 plies is checked by brute force.
     let (mut checks, mut claims) = (0, 0);
-    each_random_position(60, 8, |v, g, _| {
+    each_random_position(60, 8, |v, g, legal| {
         if g.position().in_check() {
             checks += 1;
-            if find_mated(g, 2, 100_000) == Some(2) {
+            if find_mated(g, legal, 2, 100_000) == Some(2) {
                 assert!(lost_in_two(g), "{v}: {} claimed lost", pantheon::notation::to_sfen(g.position()));
                 claims += 1;
             }

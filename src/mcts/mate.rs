@@ -93,9 +93,10 @@ pub fn find_mate_until(
 /// positions. Returns the shortest such bound, or `None` if a reply
 /// escapes every search within the limits (or there is no legal reply:
 /// the game's end is the caller's to score). The tree asks it at leaves
-/// in check, where the replies are few. `game` is left as it was.
-pub fn find_mated(game: &mut Game, max_plies: u32, budget: u64) -> Option<u32> {
-    if game.legal_moves().is_empty() {
+/// in check, where the replies are few. `legal` must be the game's legal
+/// moves; `game` is left as it was.
+pub fn find_mated(game: &mut Game, legal: &[Move], max_plies: u32, budget: u64) -> Option<u32> {
+    if legal.is_empty() {
         return None;
     }
     let stop = AtomicBool::new(false);

@@ -755,7 +755,7 @@ impl Shared<'_> {
         if self.params.mate_plies > 0
             && path.len() > 1
             && game.position().in_check()
-            && let Some(plies) = find_mated(&mut game, self.params.mate_plies + 1, self.params.mate_budget)
+            && let Some(plies) = find_mated(&mut game, &legal, self.params.mate_plies + 1, self.params.mate_budget)
         {
             let mut tree = self.tree.lock();
             let node = tree.node_mut(leaf);
@@ -783,21 +783,23 @@ impl Shared<'_> {
     }
 
     /// Step 4: expand the evaluated leaves and back their values up.
-    fn finish_leaves(&self, pending: Vec<PendingLeaf>, requests: Vec<EvalRequest>, answers: Vec<Evaluation>) {
+    fn finish_leaves(&self, pending: Vec<PendingLeaf>, requests: Vec<EvalRequest>, mut answers: Vec<Evaluation>) {
         // Tempered before the cache, so a position gets the same priors
         // from the net and from the cache.
-        let priors: Vec<Vec<f32>> = answers.iter().map(|a| temper(&a.policy, self.params.policy_temperature)).collect();
+        for ans in &mut answers {
+            temper(&mut ans.policy, self.params.policy_temperature);
+        }
         {
             let mut cache = self.cache.lock();
-            for ((leaf, ans), p) in pending.iter().zip(&answers).zip(&priors) {
-                let q: Vec<u16> = p.iter().map(|&p| Edge::quantize(p)).collect();
+            for (leaf, ans) in pending.iter().zip(&answers) {
+                let q: Vec<u16> = ans.policy.iter().map(|&p| Edge::quantize(p)).collect();
                 cache.insert(leaf.cache_key, ans.value, &q);
             }
         }
         let mut tree = self.tree.lock();
-        for (((leaf, req), ans), p) in pending.iter().zip(&requests).zip(&answers).zip(&priors) {
+        for ((leaf, req), ans) in pending.iter().zip(&requests).zip(&answers) {
             let id = *leaf.path.last().expect("path has the root");
-            if !self.expand(&mut tree, id, &req.moves, p) {
+            if !self.expand(&mut tree, id, &req.moves, &ans.policy) {
                 tree.node_mut(id).state = NodeState::Leaf;
                 self.full.store(true, Ordering::SeqCst);
             }
@@ -940,19 +942,18 @@ impl Shared<'_> {
     }
 }
 
-/// Priors raised to the power 1 / `temperature` and renormalised; left as
-/// they are at temperature 1, at a temperature that is not a positive
-/// number, or if the sum fails (all zero).
-fn temper(priors: &[f32], temperature: f64) -> Vec<f32> {
+/// Raises the priors to the power 1 / `temperature` and renormalises them,
+/// in place; leaves them as they are at temperature 1, at a temperature
+/// that is not a positive number, or if the sum fails (all zero).
+fn temper(priors: &mut [f32], temperature: f64) {
     if temperature == 1.0 || !(temperature > 0.0 && temperature.is_finite()) {
-        return priors.to_vec();
+        return;
     }
     let powered: Vec<f64> = priors.iter().map(|&p| f64::from(p.max(0.0)).powf(1.0 / temperature)).collect();
     let sum: f64 = powered.iter().sum();
-    if !(sum > 0.0 && sum.is_finite()) {
-        return priors.to_vec();
+    if sum > 0.0 && sum.is_finite() {
+        priors.iter_mut().zip(&powered).for_each(|(p, &w)| *p = (w / sum) as f32);
     }
-    powered.iter().map(|&p| (p / sum) as f32).collect()
 }
 
 /// How good a root child is for the side choosing it: proven wins first
