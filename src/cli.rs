@@ -9,6 +9,8 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod teacher;
+
 #[derive(Parser, Debug)]
 #[command(name = "pantheon", version, about = "AlphaZero-style engine for Minishogi, Mansindam and Pandemonium")]
 pub struct Cli {
@@ -145,9 +147,12 @@ pub enum Command {
     Train {
         #[arg(long)]
         variant: Variant,
-        /// Directory of self-play shards.
-        #[arg(long)]
-        data: std::path::PathBuf,
+        /// Directory of shards: self-play, tsume, teacher labels
+        /// (repeatable; each gives at most --window samples).
+        #[arg(long, required = true)]
+        data: Vec<std::path::PathBuf>,
+        #[command(flatten)]
+        teacher: TeacherTargetArgs,
         /// Starting weights (default: the variant's shipped net).
         #[arg(long)]
         from: Option<std::path::PathBuf>,
@@ -170,6 +175,9 @@ pub enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Label positions with a teacher USI engine's scores and MultiPV
+    /// lines: the teacher's own games, or the positions of existing records.
+    Label(teacher::LabelArgs),
     /// Play two players against each other: paired games from the same
     /// random openings with colours swapped; prints the score and the Elo
     /// difference of A over B with a 95% interval.
@@ -177,13 +185,30 @@ pub enum Command {
         #[arg(long)]
         variant: Variant,
         /// Player A: a weight file, `shipped`, `uniform` (search without a
-        /// net), `random` (random legal moves) or `greedy` (material-greedy
-        /// 1-ply).
+        /// net), `random` (random legal moves), `greedy` (material-greedy
+        /// 1-ply) or `usi:COMMAND` (an external USI engine, e.g.
+        /// `usi:/opt/fsf/fairy-stockfish`).
         #[arg(long)]
         a: String,
         /// Player B, the same choices.
         #[arg(long)]
         b: String,
+        /// An option of engine A as NAME=VALUE (repeatable).
+        #[arg(long = "a-option")]
+        a_options: Vec<String>,
+        /// An option of engine B as NAME=VALUE (repeatable).
+        #[arg(long = "b-option")]
+        b_options: Vec<String>,
+        /// Engine A's `go` limits, e.g. `nodes 1000` or `movetime 1000`.
+        #[arg(long, default_value = "movetime 1000")]
+        a_go: String,
+        /// Engine B's `go` limits.
+        #[arg(long, default_value = "movetime 1000")]
+        b_go: String,
+        /// Seconds an external engine may take for one answer beyond its
+        /// own time limit before it counts as hung (and loses).
+        #[arg(long, default_value_t = 30.0)]
+        engine_timeout: f64,
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
         games: u64,
         /// Playouts per move of searching players.
@@ -423,6 +448,42 @@ pub struct EngineArgs {
     pub policy_temperature: f64,
 }
 
+/// How samples labelled by a teacher (`pantheon label`) are trained.
+#[derive(Args, Debug, Clone)]
+pub struct TeacherTargetArgs {
+    /// Share of the teacher's value in a labelled sample's value target;
+    /// the rest is the game result.
+    #[arg(long, default_value_t = 0.7)]
+    pub teacher_value_weight: f32,
+    /// Scale of the teacher's score -> value curve, in centipawns
+    /// (value = tanh(cp / (2 scale))); default: fitted on the teacher
+    /// games' results in the data.
+    #[arg(long)]
+    pub teacher_scale: Option<f64>,
+    /// Softmax temperature, in centipawns, of the policy target over the
+    /// teacher's MultiPV moves; 0: its best move alone.
+    #[arg(long, default_value_t = 100.0)]
+    pub teacher_policy_temperature: f64,
+}
+
+impl TeacherTargetArgs {
+    fn targets(&self) -> Result<crate::train::TeacherTargets> {
+        anyhow::ensure!((0.0..=1.0).contains(&self.teacher_value_weight), "--teacher-value-weight must be 0 to 1");
+        if let Some(s) = self.teacher_scale {
+            anyhow::ensure!(s.is_finite() && s > 0.0, "--teacher-scale must be above 0");
+        }
+        anyhow::ensure!(
+            self.teacher_policy_temperature.is_finite() && self.teacher_policy_temperature >= 0.0,
+            "--teacher-policy-temperature must be 0 or more"
+        );
+        Ok(crate::train::TeacherTargets {
+            value_weight: self.teacher_value_weight,
+            scale: self.teacher_scale,
+            policy_temperature: self.teacher_policy_temperature,
+        })
+    }
+}
+
 /// A match flag's values for players A and B: one for both, or A,B.
 fn per_player<T: Copy>(values: &[T], flag: &str) -> Result<[T; 2]> {
     match *values {
@@ -577,7 +638,8 @@ pub fn run(cli: Cli) -> Result<()> {
             };
             let train = crate::train::TrainConfig {
                 variant,
-                data: dir.join("data"),
+                data: vec![dir.join("data")],
+                teacher: crate::train::TeacherTargets::default(),
                 from: None,
                 out: dir.join("nets/candidate.pnet"),
                 steps: steps as usize,
@@ -615,10 +677,16 @@ pub fn run(cli: Cli) -> Result<()> {
             crate::train::generations::run(&config, &mut |line| println!("{line}")).map_err(|e| anyhow::anyhow!(e))?;
             Ok(())
         }
+        Command::Label(args) => args.run(),
         Command::Match {
             variant,
             a,
             b,
+            a_options,
+            b_options,
+            a_go,
+            b_go,
+            engine_timeout,
             games,
             nodes,
             movetime,
@@ -636,7 +704,14 @@ pub fn run(cli: Cli) -> Result<()> {
             anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
             use crate::selfplay::Player;
             let choice: crate::nn::DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
-            let player = |spec: &str| -> Result<Player> {
+            let player = |spec: &str, options: &[String], go: &str| -> Result<Player> {
+                if let Some(command) = spec.strip_prefix("usi:") {
+                    let engine = teacher::engine_spec(command, options, go, engine_timeout)?;
+                    let name = teacher::check_engine(&engine, variant)?;
+                    eprintln!("engine '{command}' is {name}; go {go}");
+                    return Ok(Player::Usi(engine));
+                }
+                anyhow::ensure!(options.is_empty(), "engine options are only for usi: players");
                 let net = |path: &str| -> Result<Player> {
                     let e = crate::nn::NetEvaluator::load(variant, path, choice, 8).map_err(|e| anyhow::anyhow!(e))?;
                     Ok(Player::Search(std::sync::Arc::new(e)))
@@ -649,7 +724,7 @@ pub fn run(cli: Cli) -> Result<()> {
                     path => net(path),
                 }
             };
-            let (pa, pb) = (player(&a)?, player(&b)?);
+            let (pa, pb) = (player(&a, &a_options, &a_go)?, player(&b, &b_options, &b_go)?);
             let limit = match movetime {
                 Some(ms) => crate::selfplay::MoveLimit::Time(std::time::Duration::from_millis(ms)),
                 None => crate::selfplay::MoveLimit::Nodes(nodes),
@@ -731,12 +806,26 @@ pub fn run(cli: Cli) -> Result<()> {
             print!("{}", crate::selfplay::data_stats(&shards, evaluator));
             Ok(())
         }
-        Command::Train { variant, data, from, out, steps, batch, lr, weight_decay, window, checkpoint_every, seed } => {
+        Command::Train {
+            variant,
+            data,
+            teacher,
+            from,
+            out,
+            steps,
+            batch,
+            lr,
+            weight_decay,
+            window,
+            checkpoint_every,
+            seed,
+        } => {
             anyhow::ensure!(lr.is_finite() && lr > 0.0 && lr < 10.0, "--lr must be a small positive number");
             anyhow::ensure!(weight_decay.is_finite() && weight_decay >= 0.0, "--weight-decay must be 0 or more");
             let config = crate::train::TrainConfig {
                 variant,
                 data,
+                teacher: teacher.targets()?,
                 from,
                 out,
                 steps: steps as usize,
@@ -770,6 +859,13 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             if let Some(step) = report.resumed_from {
                 println!("resumed from the checkpoint at step {step}");
+            }
+            if let Some(scale) = report.teacher_scale {
+                println!(
+                    "{} samples carry teacher labels; score -> value scale {scale:.0} cp{}",
+                    report.teacher_samples,
+                    if config.teacher.scale.is_some() { "" } else { " (fitted on the data)" }
+                );
             }
             println!("trained on {} samples; wrote {}", report.samples, config.out.display());
             Ok(())

@@ -33,6 +33,7 @@ fn setup(name: &str) -> (PathBuf, TrainConfig) {
                 value,
                 full_search: ply % 2 == 0,
                 policy,
+                teacher: None,
             });
             game.play(moves[rng.below(moves.len())]);
         }
@@ -45,7 +46,8 @@ fn setup(name: &str) -> (PathBuf, TrainConfig) {
     weights::save(&from, variant, &config, &config.init(&device)).unwrap();
     let tc = TrainConfig {
         variant,
-        data: dir.join("data"),
+        data: vec![dir.join("data")],
+        teacher: pantheon::train::TeacherTargets::default(),
         from: Some(from),
         out: dir.join("out.pnet"),
         steps: 6,

@@ -41,6 +41,11 @@ impl Engine {
         Engine { child, stdin, lines, transcript: Vec::new() }
     }
 
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        self.transcript.push(format!("> {}", String::from_utf8_lossy(bytes)));
+        self.stdin.write_all(bytes).expect("engine reads");
+    }
+
     fn send(&mut self, line: &str) {
         self.transcript.push(format!("> {line}"));
         writeln!(self.stdin, "{line}").expect("engine reads");
@@ -261,6 +266,41 @@ fn bad_input_gets_an_error_and_the_engine_stays_usable() {
     e.until("info string error");
     e.send("stop");
     e.bestmove();
+    e.quit();
+}
+
+#[test]
+fn a_line_that_is_not_utf8_gets_an_error_and_the_engine_goes_on() {
+    let mut e = Engine::start();
+    e.send("setoption name USI_Variant value minishogi");
+    e.send_bytes(b"position startpos moves 5d5c\xff\xfe\n");
+    e.send_bytes(b"\x80\x81\x82 garbage\r\n");
+    e.send("isready");
+    let lines = e.until("readyok");
+    let errors = lines.iter().filter(|l| l.starts_with("info string error: an input line is not valid UTF-8")).count();
+    assert_eq!(errors, 2, "{lines:?}");
+    e.send("position startpos");
+    e.send("go nodes 20");
+    let mv = e.bestmove();
+    assert!(legal_in(Variant::Minishogi, &[], &mv), "{mv}");
+    e.quit();
+}
+
+#[test]
+fn go_movetime_is_used_almost_whole() {
+    let mut e = Engine::start();
+    e.send("setoption name USI_Variant value minishogi");
+    e.send("setoption name RootMatePlies value 0");
+    e.send("isready");
+    e.until("readyok");
+    e.send("position startpos");
+    let started = Instant::now();
+    e.send("go movetime 400");
+    e.bestmove();
+    // At most the movetime margin (10 ms) is kept back: a lower bound,
+    // which a loaded machine can only make longer.
+    let used = started.elapsed();
+    assert!(used >= Duration::from_millis(385), "{used:?}");
     e.quit();
 }
 

@@ -85,7 +85,7 @@ pub fn play(
     let reports = parking_lot::Mutex::new(Vec::new());
     let errors = parking_lot::Mutex::new(Vec::new());
     std::thread::scope(|s| {
-        for worker in 0..config.parallel.max(1) {
+        for _ in 0..config.parallel.max(1) {
             let (shared, next, reports, errors) = (&shared, &next, &reports, &errors);
             s.spawn(move || {
                 let params = SearchParams {
@@ -101,7 +101,9 @@ pub fn play(
                     if index >= config.games {
                         return;
                     }
-                    let seed = config.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ worker as u64;
+                    // The game's seed depends on the run's seed and the
+                    // game's index only, never on which thread plays it.
+                    let seed = config.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
                     match play_one(config, &mut searcher, index, seed) {
                         Ok(report) => {
                             on_game(&report);
@@ -174,6 +176,7 @@ fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed
             value: 0.0,
             full_search: full,
             policy,
+            teacher: None,
         });
         game.play(mv);
     };

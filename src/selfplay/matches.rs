@@ -4,7 +4,9 @@
 
 use super::baselines::{greedy_move, material_values, random_move};
 use crate::mcts::{Evaluator, Limits, Rng, SearchParams, Searcher};
+use crate::notation::UsiMove;
 use crate::rules::{Color, Game, Move, Position, Variant};
+use crate::usi::client::{EngineSpec, UsiEngine};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -27,6 +29,10 @@ pub enum Player {
     Random,
     /// The material-greedy 1-ply player of [`super::baselines`].
     Greedy,
+    /// An external USI engine with its own `go` limits. It loses a game
+    /// by an illegal move, `resign`, a crash or a hang (then it is
+    /// restarted for the next game).
+    Usi(EngineSpec),
 }
 
 /// Match settings.
@@ -126,6 +132,15 @@ enum Seat {
     Search(Box<Searcher>),
     Random,
     Greedy,
+    Usi(EngineSpec, Option<UsiEngine>),
+}
+
+/// A seat's answer: a move, or why the player lost the game.
+enum Choice {
+    Move(Move),
+    /// The player has no move to offer (a search found none).
+    None,
+    Lost(String),
 }
 
 impl Seat {
@@ -144,17 +159,60 @@ impl Seat {
             }
             Player::Random => Seat::Random,
             Player::Greedy => Seat::Greedy,
+            Player::Usi(spec) => Seat::Usi(spec, None),
         }
     }
 
-    fn choose(&mut self, game: &Game, limits: &Limits, values: &[f32], rng: &mut Rng) -> Option<Move> {
+    /// Gets the seat ready for a new game: a fresh tree, or a running
+    /// engine told `usinewgame` (started, or restarted after a failure).
+    fn new_game(&mut self, variant: Variant) -> Result<(), String> {
+        match self {
+            Seat::Search(e) => e.clear(),
+            Seat::Usi(spec, engine) => {
+                let mut running = match engine.take() {
+                    Some(e) => e,
+                    None => UsiEngine::start(spec, &[("USI_Variant", variant.name().to_string())])
+                        .map_err(|e| e.to_string())?,
+                };
+                running.new_game().map_err(|e| e.to_string())?;
+                *engine = Some(running);
+            }
+            Seat::Random | Seat::Greedy => {}
+        }
+        Ok(())
+    }
+
+    fn choose(&mut self, game: &Game, limits: &Limits, values: &[f32], rng: &mut Rng) -> Choice {
+        let found = |mv: Option<Move>| mv.map_or(Choice::None, Choice::Move);
         match self {
             Seat::Search(engine) => {
                 engine.set_position(game);
-                engine.search(limits, &AtomicBool::new(false), &mut |_| {}).best
+                found(engine.search(limits, &AtomicBool::new(false), &mut |_| {}).best)
             }
-            Seat::Greedy => greedy_move(game, values, rng),
-            Seat::Random => random_move(game, rng),
+            Seat::Greedy => found(greedy_move(game, values, rng)),
+            Seat::Random => found(random_move(game, rng)),
+            Seat::Usi(_, slot) => {
+                let Some(engine) = slot.as_mut() else { return Choice::Lost("the engine is not running".into()) };
+                let thought = match engine.think(game, &[]) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        // Dropped: restarted for the next game.
+                        *slot = None;
+                        return Choice::Lost(e.to_string());
+                    }
+                };
+                if thought.best == "resign" {
+                    return Choice::Lost("resigned".into());
+                }
+                let geometry = game.position().variant().geometry();
+                match UsiMove::parse(&thought.best, geometry)
+                    .map_err(|e| e.to_string())
+                    .and_then(|m| m.to_game_move(game).map_err(|e| e.to_string()))
+                {
+                    Ok(mv) => Choice::Move(mv),
+                    Err(e) => Choice::Lost(format!("proposed an illegal move: {e}")),
+                }
+            }
         }
     }
 }
@@ -226,19 +284,21 @@ fn play_game(
     rng: &mut Rng,
 ) -> (Game, f64, String) {
     let mut game = opening.clone();
-    for seat in seats.iter_mut() {
-        if let Seat::Search(e) = seat {
-            e.clear();
+    let score_for_a = |winner: Option<Color>| match winner {
+        Some(w) if w == a_color => 1.0,
+        Some(_) => 0.0,
+        None => 0.5,
+    };
+    for (i, seat) in seats.iter_mut().enumerate() {
+        if let Err(e) = seat.new_game(config.variant) {
+            // A player that cannot start loses the game.
+            let (loser, name) = if i == 0 { (a_color, "A") } else { (!a_color, "B") };
+            return (game, score_for_a(Some(!loser)), format!("{name} ({loser}) could not start: {e}"));
         }
     }
     let limits = match config.limit {
         MoveLimit::Nodes(n) => Limits { nodes: Some(n), ..Limits::default() },
         MoveLimit::Time(t) => Limits { movetime: Some(t), ..Limits::default() },
-    };
-    let score_for_a = |winner: Option<Color>| match winner {
-        Some(w) if w == a_color => 1.0,
-        Some(_) => 0.0,
-        None => 0.5,
     };
     loop {
         // The outcome first: a game won on the last ply allowed is a win.
@@ -251,8 +311,10 @@ fn play_game(
         }
         let side = game.position().side_to_move();
         let seat = &mut seats[if side == a_color { 0 } else { 1 }];
-        let Some(mv) = seat.choose(&game, &limits, values, rng) else {
-            return (game, 0.5, format!("{side} found no move"));
+        let mv = match seat.choose(&game, &limits, values, rng) {
+            Choice::Move(mv) => mv,
+            Choice::None => return (game, 0.5, format!("{side} found no move")),
+            Choice::Lost(why) => return (game, score_for_a(Some(!side)), format!("{side} loses: {why}")),
         };
         // The players only propose legal moves; the arbiter checks anyway.
         if !game.legal_moves().contains(&mv) {

@@ -11,20 +11,29 @@
 //!   u8 repetitions           occurrences so far (1 = first)
 //!   f32 value                game result from the side to move's view (-1, 0, 1)
 //!   u8 flags                 bit 0: the policy target is from a full search
+//!                            bit 1: a teacher label follows the policy
 //!   u16 n, n x (u16 move, u32 visits)   sparse policy target (CompactMove bits)
+//!   teacher label (version 2, when flag bit 1 is set):
+//!     score                  the teacher's score of the position
+//!     u8 n, n x (u16 move, score)   its MultiPV first moves, best first
+//!   where a score is u8 kind (0 cp, 1 mate in plies) + i32
 //! u32 crc32                  of everything before it
 //! ```
+//! Version 1 shards (no teacher labels) are still read.
 //! A shard is written under a temporary name and renamed when complete, so
 //! readers (the trainer, other machines on a shared filesystem) never see
 //! a half-written one; a damaged shard fails its checksum and is skipped.
 
+use crate::mcts::Score;
 use crate::notation::{parse_position, to_sfen};
 use crate::rules::{CompactMove, Move, Position, Variant};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"PNTHSHRD";
 /// The shard format this build reads and writes.
-pub const SHARD_VERSION: u32 = 1;
+pub const SHARD_VERSION: u32 = 2;
+/// The oldest shard format this build still reads.
+pub const OLDEST_SHARD_VERSION: u32 = 1;
 /// File name ending of complete shards.
 pub const SHARD_EXTENSION: &str = "shard";
 
@@ -41,6 +50,18 @@ pub struct Sample {
     pub full_search: bool,
     /// Visits per root move.
     pub policy: Vec<(Move, u32)>,
+    /// A teacher engine's verdict on the position, when it was labelled.
+    pub teacher: Option<TeacherLabel>,
+}
+
+/// What a teacher engine said of a position (`pantheon label`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TeacherLabel {
+    /// The teacher's score of the position, from the side to move's view.
+    pub score: Score,
+    /// Its MultiPV first moves with their scores, best first; only moves
+    /// legal under Pantheon's rules.
+    pub moves: Vec<(Move, Score)>,
 }
 
 /// A shard's contents.
@@ -58,7 +79,7 @@ pub enum ShardError {
     Io(String, std::io::Error),
     #[error("not a Pantheon shard (bad magic)")]
     BadMagic,
-    #[error("shard format version {0}; this build reads version {SHARD_VERSION}")]
+    #[error("shard format version {0}; this build reads versions {OLDEST_SHARD_VERSION} to {SHARD_VERSION}")]
     Version(u32),
     #[error("shard is truncated")]
     Truncated,
@@ -74,6 +95,15 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(bytes);
 }
 
+fn put_score(out: &mut Vec<u8>, score: Score) {
+    let (kind, value) = match score {
+        Score::Cp(cp) => (0u8, cp),
+        Score::Mate(plies) => (1u8, plies),
+    };
+    out.push(kind);
+    out.extend_from_slice(&value.to_le_bytes());
+}
+
 impl Shard {
     /// The shard as bytes, checksum included.
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -87,11 +117,20 @@ impl Shard {
             put_str(&mut out, &to_sfen(&s.position));
             out.push(s.repetitions);
             out.extend_from_slice(&s.value.to_le_bytes());
-            out.push(s.full_search as u8);
+            out.push(s.full_search as u8 | (s.teacher.is_some() as u8) << 1);
             out.extend_from_slice(&(s.policy.len() as u16).to_le_bytes());
             for &(m, n) in &s.policy {
                 out.extend_from_slice(&CompactMove::from(m).bits().to_le_bytes());
                 out.extend_from_slice(&n.to_le_bytes());
+            }
+            if let Some(t) = &s.teacher {
+                put_score(&mut out, t.score);
+                let n = t.moves.len().min(u8::MAX as usize);
+                out.push(n as u8);
+                for &(m, score) in &t.moves[..n] {
+                    out.extend_from_slice(&CompactMove::from(m).bits().to_le_bytes());
+                    put_score(&mut out, score);
+                }
             }
         }
         let crc = crc32fast::hash(&out);
@@ -110,7 +149,7 @@ impl Shard {
         let (body, crc) = bytes.split_at(bytes.len() - 4);
         let mut r = Reader { bytes: body, at: 8 };
         let version = r.u32()?;
-        if version != SHARD_VERSION {
+        if !(OLDEST_SHARD_VERSION..=SHARD_VERSION).contains(&version) {
             return Err(ShardError::Version(version));
         }
         if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
@@ -125,20 +164,35 @@ impl Shard {
             let position = parse_position(variant, &sfen).map_err(|e| ShardError::Bad(format!("{sfen}: {e}")))?;
             let repetitions = r.u8()?;
             let value = f32::from_le_bytes(r.take(4)?.try_into().expect("4 bytes"));
-            let full_search = r.u8()? & 1 != 0;
+            let flags = r.u8()?;
+            let full_search = flags & 1 != 0;
             let n = r.u16()? as usize;
             let legal = position.legal_moves();
+            let legal_move = |bits: u16| {
+                CompactMove::from_bits(bits)
+                    .map(Move::from)
+                    .filter(|m| legal.contains(m))
+                    .ok_or_else(|| ShardError::Bad(format!("move {bits:#06x} is not legal in {sfen}")))
+            };
             let mut policy = Vec::with_capacity(n);
             for _ in 0..n {
                 let bits = r.u16()?;
                 let visits = r.u32()?;
-                let mv = CompactMove::from_bits(bits)
-                    .map(Move::from)
-                    .filter(|m| legal.contains(m))
-                    .ok_or_else(|| ShardError::Bad(format!("move {bits:#06x} is not legal in {sfen}")))?;
-                policy.push((mv, visits));
+                policy.push((legal_move(bits)?, visits));
             }
-            samples.push(Sample { position, repetitions, value, full_search, policy });
+            let teacher = if version >= 2 && flags & 2 != 0 {
+                let score = r.score()?;
+                let n = r.u8()? as usize;
+                let mut moves = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let bits = r.u16()?;
+                    moves.push((legal_move(bits)?, r.score()?));
+                }
+                Some(TeacherLabel { score, moves })
+            } else {
+                None
+            };
+            samples.push(Sample { position, repetitions, value, full_search, policy, teacher });
         }
         if r.at != body.len() {
             return Err(ShardError::Bad("trailing bytes".into()));
@@ -223,6 +277,15 @@ impl Reader<'_> {
     }
     fn u32(&mut self) -> Result<u32, ShardError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    fn score(&mut self) -> Result<Score, ShardError> {
+        let kind = self.u8()?;
+        let value = self.u32()? as i32;
+        match kind {
+            0 => Ok(Score::Cp(value)),
+            1 => Ok(Score::Mate(value)),
+            k => Err(ShardError::Bad(format!("score kind {k}"))),
+        }
     }
     fn string(&mut self) -> Result<String, ShardError> {
         let n = self.u16()? as usize;

@@ -163,6 +163,7 @@ pub fn mate_samples(problem: &RandomMate, budget: u64) -> Vec<Sample> {
             value: if attacker { 1.0 } else { -1.0 },
             full_search: attacker,
             policy: if attacker { vec![(mv, 1)] } else { Vec::new() },
+            teacher: None,
         });
         game.play(mv);
     }

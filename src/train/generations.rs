@@ -143,7 +143,7 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
         // cap training at one generation's steps while candidates fail.
         let newest = dir.join(format!("nets/gen{}.pnet", g - 1));
         let tc = TrainConfig {
-            data: dir.join("data"),
+            data: vec![dir.join("data")],
             from: Some(if newest.exists() { newest } else { best.clone() }),
             out: candidate.clone(),
             seed: config.train.seed.wrapping_add(g as u64),

@@ -7,4 +7,4 @@ pub mod plot;
 pub mod trainer;
 
 pub use generations::{GenerationLog, LoopConfig};
-pub use trainer::{TrainConfig, TrainReport, train};
+pub use trainer::{TeacherTargets, TrainConfig, TrainReport, batch_losses, train};

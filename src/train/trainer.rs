@@ -4,6 +4,7 @@ use crate::mcts::Rng;
 use crate::nn::weights;
 use crate::nn::{Layout, NetConfig};
 use crate::rules::Variant;
+use crate::selfplay::label::{merge_labelled, score_cp, teacher_value};
 use crate::selfplay::{Sample, read_dir};
 use burn::optim::{AdamWConfig, GradientsParams};
 use burn::prelude::*;
@@ -14,8 +15,11 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug)]
 pub struct TrainConfig {
     pub variant: Variant,
-    /// Directory of self-play shards.
-    pub data: PathBuf,
+    /// Directories of shards (self-play, tsume, teacher labels); each
+    /// gives at most `window` of its newest samples.
+    pub data: Vec<PathBuf>,
+    /// How teacher-labelled samples are trained.
+    pub teacher: TeacherTargets,
     /// Starting weights (`None`: the variant's shipped net).
     pub from: Option<PathBuf>,
     /// Where the trained net is written.
@@ -31,6 +35,26 @@ pub struct TrainConfig {
     pub seed: u64,
 }
 
+/// The targets of samples that carry a teacher label.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TeacherTargets {
+    /// Share of the teacher's value in the value target (the rest is the
+    /// game result).
+    pub value_weight: f32,
+    /// Scale of the score -> value curve in centipawns (see
+    /// [`teacher_value`]); `None`: fitted on the data's teacher games.
+    pub scale: Option<f64>,
+    /// Softmax temperature in centipawns of the policy target over the
+    /// teacher's MultiPV moves; 0: its best move alone.
+    pub policy_temperature: f64,
+}
+
+impl Default for TeacherTargets {
+    fn default() -> Self {
+        TeacherTargets { value_weight: 0.7, scale: None, policy_temperature: 100.0 }
+    }
+}
+
 /// Loss figures of one step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepLoss {
@@ -43,6 +67,9 @@ pub struct StepLoss {
 #[derive(Clone, Debug)]
 pub struct TrainReport {
     pub samples: usize,
+    /// Samples with a teacher label, and the score -> value scale used.
+    pub teacher_samples: usize,
+    pub teacher_scale: Option<f64>,
     pub warnings: Vec<String>,
     pub resumed_from: Option<usize>,
     pub losses: Vec<StepLoss>,
@@ -58,10 +85,28 @@ pub fn checkpoint_dir(out: &Path) -> PathBuf {
 /// Trains, resuming from the checkpoint of an interrupted run with the
 /// same output, and calls `progress` after each step.
 pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Result<TrainReport, String> {
-    let (samples, warnings) = read_dir(&config.data, config.variant, config.window).map_err(|e| e.to_string())?;
-    if samples.is_empty() {
-        return Err(format!("no {} samples in {}", config.variant, config.data.display()));
+    let (mut samples, mut warnings) = (Vec::new(), Vec::new());
+    for dir in &config.data {
+        let (s, w) = read_dir(dir, config.variant, config.window).map_err(|e| e.to_string())?;
+        samples.extend(s);
+        warnings.extend(w);
     }
+    if samples.is_empty() {
+        let dirs: Vec<String> = config.data.iter().map(|d| d.display().to_string()).collect();
+        return Err(format!("no {} samples in {}", config.variant, dirs.join(", ")));
+    }
+    let samples = merge_labelled(samples);
+    let teacher_samples = samples.iter().filter(|s| s.teacher.is_some()).count();
+    let teacher_scale = match config.teacher.scale {
+        Some(s) => Some(s),
+        None if teacher_samples > 0 => Some(
+            crate::selfplay::label::fit_scale(&samples)
+                .map(|(s, _)| s)
+                .ok_or("no teacher samples with centipawn scores to fit the score -> value scale on; give it")?,
+        ),
+        None => None,
+    };
+    let targets = Targets { teacher: config.teacher.clone(), scale: teacher_scale.unwrap_or(1.0) };
     let layout = Layout::new(config.variant);
     let device = Device::flex().autodiff();
     let ckpt = checkpoint_dir(&config.out);
@@ -81,14 +126,9 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
     let resumed_from = (start > 0).then_some(start);
     for step in start..config.steps {
         let picks: Vec<&Sample> = (0..config.batch_size).map(|_| &samples[rng.below(samples.len())]).collect();
-        let (x, pi, mask, z) = batch_tensors(&layout, &picks, &device);
+        let (x, pi, mask, z) = batch_tensors(&layout, &picks, &targets, &device);
         let (logits, v) = net.forward(x);
-        // Soft cross-entropy against the visit distribution, only where a
-        // full search gave one; squared error of the value.
-        let per_sample = (log_softmax(logits, 1) * pi).sum_dim(1).neg();
-        let weight = mask.clone().sum().clamp_min(1.0);
-        let policy_loss = (per_sample * mask).sum() / weight;
-        let value_loss = (v - z).powi_scalar(2).mean();
+        let (policy_loss, value_loss) = batch_losses(logits, v, pi, mask, z);
         let loss = policy_loss.clone() + value_loss.clone();
         let grads = GradientsParams::from_grads(loss.backward(), &net);
         net = optim.step(config.learning_rate, net, grads);
@@ -102,14 +142,68 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
     weights::save(&config.out, config.variant, &net_config, &net).map_err(|e| e.to_string())?;
     write_losses(&config.out, &losses)?;
     let _ = std::fs::remove_dir_all(&ckpt);
-    Ok(TrainReport { samples: samples.len(), warnings, resumed_from, losses })
+    Ok(TrainReport { samples: samples.len(), teacher_samples, teacher_scale, warnings, resumed_from, losses })
+}
+
+/// The training losses of a batch: the soft cross-entropy of the policy
+/// logits `[B, P]` against the targets `pi` `[B, P]`, averaged over the
+/// samples whose `mask` `[B, 1]` is 1 (those with a policy target), and
+/// the mean squared error of the values `v` against `z` (both `[B, 1]`).
+pub fn batch_losses(
+    logits: Tensor<2>,
+    v: Tensor<2>,
+    pi: Tensor<2>,
+    mask: Tensor<2>,
+    z: Tensor<2>,
+) -> (Tensor<1>, Tensor<1>) {
+    let per_sample = (log_softmax(logits, 1) * pi).sum_dim(1).neg();
+    let weight = mask.clone().sum().clamp_min(1.0);
+    let policy_loss = (per_sample * mask).sum() / weight;
+    let value_loss = (v - z).powi_scalar(2).mean();
+    (policy_loss, value_loss)
+}
+
+/// What a sample teaches: its value target and its policy target (`None`:
+/// it trains the value only).
+struct Targets {
+    teacher: TeacherTargets,
+    /// The score -> value scale in use.
+    scale: f64,
+}
+
+impl Targets {
+    fn of(&self, s: &Sample) -> (f32, Option<Vec<(crate::rules::Move, f32)>>) {
+        let Some(t) = &s.teacher else {
+            let total: u32 = s.policy.iter().map(|p| p.1).sum();
+            let policy = (s.full_search && total > 0)
+                .then(|| s.policy.iter().map(|&(m, n)| (m, n as f32 / total as f32)).collect());
+            return (s.value, policy);
+        };
+        let w = self.teacher.value_weight;
+        let value = w * teacher_value(t.score, self.scale) + (1.0 - w) * s.value;
+        let policy = if t.moves.is_empty() {
+            None
+        } else if self.teacher.policy_temperature <= 0.0 {
+            Some(vec![(t.moves[0].0, 1.0)])
+        } else {
+            let best = score_cp(t.moves[0].1);
+            let e: Vec<f64> = t
+                .moves
+                .iter()
+                .map(|&(_, sc)| ((score_cp(sc) - best).max(-5_000.0) / self.teacher.policy_temperature).exp())
+                .collect();
+            let total: f64 = e.iter().sum();
+            Some(t.moves.iter().zip(&e).map(|(&(m, _), &x)| (m, (x / total) as f32)).collect())
+        };
+        (value, policy)
+    }
 }
 
 type Batch = (Tensor<4>, Tensor<2>, Tensor<2>, Tensor<2>);
 
 /// Inputs `[B, planes, H, W]`, policy targets `[B, policy]`, policy mask
 /// `[B, 1]` (1 where the sample has a full-search target), values `[B, 1]`.
-fn batch_tensors(layout: &Layout, picks: &[&Sample], device: &Device) -> Batch {
+fn batch_tensors(layout: &Layout, picks: &[&Sample], targets: &Targets, device: &Device) -> Batch {
     let n = picks.len();
     let (len, plen) = (layout.input_len(), layout.policy_len());
     let mut input = vec![0.0f32; n * len];
@@ -118,14 +212,14 @@ fn batch_tensors(layout: &Layout, picks: &[&Sample], device: &Device) -> Batch {
     let mut value = vec![0.0f32; n];
     for (i, s) in picks.iter().enumerate() {
         layout.encode(&s.position, s.repetitions, &mut input[i * len..(i + 1) * len]);
-        let total: u32 = s.policy.iter().map(|p| p.1).sum();
-        if s.full_search && total > 0 {
+        let (v, policy) = targets.of(s);
+        if let Some(policy) = policy {
             mask[i] = 1.0;
-            for &(m, visits) in &s.policy {
-                target[i * plen + layout.index(&s.position, m)] = visits as f32 / total as f32;
+            for (m, p) in policy {
+                target[i * plen + layout.index(&s.position, m)] = p;
             }
         }
-        value[i] = s.value;
+        value[i] = v;
     }
     let shape = [n, layout.planes, layout.height, layout.width];
     (

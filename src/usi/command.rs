@@ -59,9 +59,18 @@ pub enum CommandError {
     GoNumber(String),
     #[error("go: bad number '{value}' for '{key}'")]
     GoBadNumber { key: String, value: String },
+    #[error("go: '{key}' must be {min} to {max}, not {value}")]
+    GoRange { key: String, value: String, min: u64, max: u64 },
     #[error("go: unknown parameter '{0}'")]
     GoUnknown(String),
 }
+
+/// The longest time `go` accepts, in milliseconds (about 24.8 days).
+pub const MAX_GO_MS: u64 = i32::MAX as u64;
+/// The most playouts `go nodes` accepts.
+pub const MAX_GO_NODES: u64 = 1_000_000_000_000;
+/// The deepest `go depth` accepts.
+pub const MAX_GO_DEPTH: u64 = 10_000;
 
 /// Parses one line of USI input.
 pub fn parse(line: &str) -> Result<Command, CommandError> {
@@ -120,24 +129,31 @@ fn parse_go(rest: &[&str]) -> Result<Go, CommandError> {
         if mate_infinite {
             it.next();
         }
-        let mut number = |key: &str| -> Result<u64, CommandError> {
+        // Each field has a range; the clocks alone may be negative (some
+        // GUIs send a clock that ran out as a negative time): read as 0.
+        let mut number = |key: &str, min: u64, max: u64| -> Result<u64, CommandError> {
             let v = it.next().ok_or_else(|| CommandError::GoNumber(key.to_string()))?;
-            // Some GUIs send negative times when a clock runs out: clamp.
-            v.parse::<i64>()
-                .map(|n| n.max(0) as u64)
-                .map_err(|_| CommandError::GoBadNumber { key: key.to_string(), value: v.to_string() })
+            let n = v
+                .parse::<i128>()
+                .map_err(|_| CommandError::GoBadNumber { key: key.to_string(), value: v.to_string() })?;
+            let clock = matches!(key, "btime" | "wtime");
+            let n = if clock && n < 0 { 0 } else { n };
+            if n < min as i128 || n > max as i128 {
+                return Err(CommandError::GoRange { key: key.to_string(), value: v.to_string(), min, max });
+            }
+            Ok(n as u64)
         };
         let ms = Duration::from_millis;
         match key {
-            "btime" => go.btime = Some(ms(number(key)?)),
-            "wtime" => go.wtime = Some(ms(number(key)?)),
-            "binc" => go.binc = Some(ms(number(key)?)),
-            "winc" => go.winc = Some(ms(number(key)?)),
-            "byoyomi" => go.byoyomi = Some(ms(number(key)?)),
-            "movetime" => go.movetime = Some(ms(number(key)?)),
-            "movestogo" => go.movestogo = Some(number(key)?.min(u32::MAX as u64) as u32),
-            "nodes" => go.nodes = Some(number(key)?),
-            "depth" => go.depth = Some(number(key)?.min(u32::MAX as u64) as u32),
+            "btime" => go.btime = Some(ms(number(key, 0, MAX_GO_MS)?)),
+            "wtime" => go.wtime = Some(ms(number(key, 0, MAX_GO_MS)?)),
+            "binc" => go.binc = Some(ms(number(key, 0, MAX_GO_MS)?)),
+            "winc" => go.winc = Some(ms(number(key, 0, MAX_GO_MS)?)),
+            "byoyomi" => go.byoyomi = Some(ms(number(key, 0, MAX_GO_MS)?)),
+            "movetime" => go.movetime = Some(ms(number(key, 1, MAX_GO_MS)?)),
+            "movestogo" => go.movestogo = Some(number(key, 1, 10_000)? as u32),
+            "nodes" => go.nodes = Some(number(key, 1, MAX_GO_NODES)?),
+            "depth" => go.depth = Some(number(key, 1, MAX_GO_DEPTH)? as u32),
             "infinite" => go.infinite = true,
             "ponder" => go.ponder = true,
             "mate" => {
@@ -146,7 +162,7 @@ fn parse_go(rest: &[&str]) -> Result<Go, CommandError> {
                 if mate_infinite {
                     go.infinite = true;
                 } else {
-                    go.movetime = Some(ms(number(key)?));
+                    go.movetime = Some(ms(number(key, 1, MAX_GO_MS)?));
                 }
             }
             "searchmoves" => return Err(CommandError::GoUnknown(key.to_string())),
@@ -197,5 +213,25 @@ mod tests {
         assert!(matches!(parse("go btime"), Err(CommandError::GoNumber(_))));
         assert!(matches!(parse("go nodes x"), Err(CommandError::GoBadNumber { .. })));
         assert!(matches!(parse("go sideways"), Err(CommandError::GoUnknown(_))));
+        // Out of range: negative or absurd numbers get a named error.
+        for line in [
+            "go depth -9223372036854775808",
+            "go depth 0",
+            "go nodes -1",
+            "go nodes 99999999999999999999999",
+            "go movetime -5",
+            "go byoyomi 3000000000",
+            "go binc -1",
+            "go movestogo 0",
+            "go mate -3",
+        ] {
+            let e = parse(line).unwrap_err();
+            assert!(matches!(e, CommandError::GoRange { .. }), "{line}: {e:?}");
+            assert!(e.to_string().contains(" must be "), "{e}");
+        }
+        assert!(matches!(
+            parse("go nodes 123456789012345678901234567890123456789012"),
+            Err(CommandError::GoBadNumber { .. })
+        ));
     }
 }

@@ -95,6 +95,11 @@ impl Session {
     }
 
     /// Handles one input line.
+    /// Answers with `info string error: {text}`.
+    pub fn error(&self, text: &str) {
+        self.out.error(text);
+    }
+
     pub fn handle(&mut self, line: &str) -> Flow {
         self.reap();
         let cmd = match command::parse(line) {
@@ -371,7 +376,14 @@ pub fn build_game(variant: Variant, sfen: &str, moves: &[String]) -> Result<Game
     Ok(game)
 }
 
-/// The search limits of a `go` command for the side to move.
+/// What a fixed `go movetime` keeps back for answering: the time from the
+/// search's stop to `bestmove` on the wire (the last batch in flight, the
+/// pipe), not the byoyomi margin meant for a GUI's clock.
+pub const MOVETIME_MARGIN: Duration = Duration::from_millis(10);
+
+/// The search limits of a `go` command for the side to move; `margin` is
+/// kept back from the clock (byoyomi), at most [`MOVETIME_MARGIN`] from a
+/// fixed move time.
 pub fn limits(go: &Go, side: Color, margin: Duration) -> Limits {
     let (time, inc) = match side {
         Color::Sente => (go.btime, go.binc),
@@ -385,7 +397,7 @@ pub fn limits(go: &Go, side: Color, margin: Duration) -> Limits {
     });
     Limits {
         nodes: go.nodes,
-        movetime: go.movetime.map(|t| t.saturating_sub(margin).max(Duration::from_millis(1))),
+        movetime: go.movetime.map(|t| t.saturating_sub(margin.min(MOVETIME_MARGIN)).max(Duration::from_millis(1))),
         clock,
         depth: go.depth,
         infinite: go.infinite,

@@ -1,0 +1,530 @@
+//! Training samples labelled by a teacher: any USI engine searches each
+//! position to a fixed depth or node count, and its MultiPV scores become
+//! the sample's [`TeacherLabel`]. Two sources of positions:
+//!
+//! - the teacher's own games ([`LabelSource::Games`]): a few random plies,
+//!   then moves drawn from the teacher's MultiPV lines by their scores for
+//!   a while, then its best move; every position is labelled and the game
+//!   result recorded (what [`fit_scale`] fits the score -> value curve on);
+//! - positions from existing records ([`LabelSource::Records`]: self-play,
+//!   matches), deduplicated, keeping their game results.
+//!
+//! Our rules are the arbiter: every teacher move is checked against the
+//! legal moves of the game (history rules included); a line whose first
+//! move our rules forbid is dropped and counted, and when no legal line is
+//! left the teacher is asked again with `searchmoves`. Work is cut into
+//! units (a game, or a chunk of positions) written as one shard each, so a
+//! killed run resumes where it stopped: rerun the same command.
+
+use super::record::{Sample, Shard, TeacherLabel, read_shards};
+use crate::mcts::{Rng, Score};
+use crate::notation::UsiMove;
+use crate::rules::{Color, Game, Move, Position, Variant};
+use crate::usi::client::{EngineError, EngineSpec, Thought, UsiEngine};
+use parking_lot::Mutex;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Where the positions come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LabelSource {
+    /// This many games of the teacher against itself.
+    Games(usize),
+    /// Every distinct position of the shards in this directory.
+    Records(PathBuf),
+}
+
+/// A labelling run.
+#[derive(Clone, Debug)]
+pub struct LabelConfig {
+    pub variant: Variant,
+    pub teacher: EngineSpec,
+    /// Teacher processes run at once.
+    pub jobs: usize,
+    pub source: LabelSource,
+    pub out: PathBuf,
+    /// MultiPV lines asked for (the teacher's `MultiPV` option).
+    pub multipv: usize,
+    /// Random plies at the start of a teacher game: drawn from 0 to this.
+    pub opening_plies: usize,
+    /// Plies after the opening whose move is drawn from the MultiPV lines.
+    pub sample_plies: usize,
+    /// Softmax temperature of that draw, in centipawns.
+    pub sample_temperature: f64,
+    /// Only lines within this many centipawns of the best are drawn.
+    pub sample_margin: i32,
+    /// Games longer than this end as draws.
+    pub max_plies: usize,
+    pub seed: u64,
+}
+
+/// Progress, reported after each unit of work.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LabelReport {
+    /// Units (games or chunks) in the run, and how many are done.
+    pub units: usize,
+    pub done: usize,
+    /// Done before this process started (a resumed run).
+    pub resumed: usize,
+    /// Positions labelled by this process.
+    pub positions: usize,
+    /// Teacher lines whose first move our rules forbid (dropped).
+    pub forbidden: usize,
+    /// Positions where no line was legal and the teacher was asked again.
+    pub reasked: usize,
+    /// Teacher processes restarted after a crash or hang.
+    pub restarts: usize,
+    /// Results of the teacher's games: sente wins, gote wins, draws.
+    pub results: [usize; 3],
+    pub seconds: f64,
+}
+
+impl LabelReport {
+    pub fn positions_per_second(&self) -> f64 {
+        self.positions as f64 / self.seconds.max(1e-9)
+    }
+}
+
+impl std::fmt::Display for LabelReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{} done ({} before), {} positions in {:.0} s ({:.1}/s), {} teacher lines forbidden by our rules, {} positions asked again, {} teacher restarts",
+            self.done,
+            self.units,
+            self.resumed,
+            self.positions,
+            self.seconds,
+            self.positions_per_second(),
+            self.forbidden,
+            self.reasked,
+            self.restarts
+        )?;
+        if self.results.iter().sum::<usize>() > 0 {
+            let [s, g, d] = self.results;
+            write!(f, "; games: sente +{s}, gote +{g}, draws {d}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a labelling run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LabelError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Shard(#[from] super::record::ShardError),
+    #[error("{0}")]
+    Io(String),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Positions per unit when labelling records.
+pub const CHUNK: usize = 256;
+/// Failures of the teacher in a row, in one job, that end the run.
+const MAX_RESTARTS: usize = 5;
+
+/// Runs the labelling; `progress` sees the report after every unit.
+pub fn label(config: &LabelConfig, progress: &(dyn Fn(&LabelReport) + Sync)) -> Result<LabelReport, LabelError> {
+    if config.multipv == 0 || config.jobs == 0 {
+        return Err(LabelError::Config("multipv and jobs must be at least 1".into()));
+    }
+    std::fs::create_dir_all(&config.out)
+        .map_err(|e| LabelError::Io(format!("cannot create {}: {e}", config.out.display())))?;
+    let units = Units::new(config)?;
+    let todo: Vec<usize> = (0..units.len()).filter(|&i| !config.out.join(units.file(i)).exists()).collect();
+    let report = Mutex::new(LabelReport {
+        units: units.len(),
+        done: units.len() - todo.len(),
+        resumed: units.len() - todo.len(),
+        ..LabelReport::default()
+    });
+    // The first teacher starts here, so a bad command fails at once.
+    let first = Mutex::new(Some(start_teacher(config)?));
+    let next = AtomicUsize::new(0);
+    let started = Instant::now();
+    let failure: Mutex<Option<LabelError>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..config.jobs.min(todo.len().max(1)) {
+            scope.spawn(|| {
+                let mut teacher = first.lock().take();
+                let mut failures = 0;
+                loop {
+                    if failure.lock().is_some() {
+                        return;
+                    }
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&unit) = todo.get(k) else { return };
+                    loop {
+                        let engine = match teacher.take() {
+                            Some(t) => t,
+                            None => match start_teacher(config) {
+                                Ok(t) => t,
+                                Err(e) => {
+                                    *failure.lock() = Some(e);
+                                    return;
+                                }
+                            },
+                        };
+                        let mut engine = engine;
+                        match units.run(config, unit, &mut engine) {
+                            Ok(done) => {
+                                teacher = Some(engine);
+                                failures = 0;
+                                let mut r = report.lock();
+                                r.done += 1;
+                                r.positions += done.positions;
+                                r.forbidden += done.forbidden;
+                                r.reasked += done.reasked;
+                                if let Some(winner) = done.result {
+                                    r.results[winner] += 1;
+                                }
+                                r.seconds = started.elapsed().as_secs_f64();
+                                progress(&r);
+                                break;
+                            }
+                            Err(LabelError::Engine(e)) => {
+                                // The teacher crashed or hung: a fresh one
+                                // does the unit again.
+                                failures += 1;
+                                report.lock().restarts += 1;
+                                if failures >= MAX_RESTARTS {
+                                    *failure.lock() = Some(LabelError::Engine(e));
+                                    return;
+                                }
+                            }
+                            Err(e) => {
+                                *failure.lock() = Some(e);
+                                return;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner() {
+        return Err(e);
+    }
+    let mut r = report.into_inner();
+    r.seconds = started.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+fn start_teacher(config: &LabelConfig) -> Result<UsiEngine, LabelError> {
+    let defaults = [("USI_Variant", config.variant.name().to_string()), ("MultiPV", config.multipv.to_string())];
+    let mut engine = UsiEngine::start(&config.teacher, &defaults)?;
+    engine.new_game()?;
+    Ok(engine)
+}
+
+/// What one unit of work gave.
+struct UnitDone {
+    positions: usize,
+    forbidden: usize,
+    reasked: usize,
+    /// Index into `LabelReport::results` of a teacher game's result.
+    result: Option<usize>,
+}
+
+/// The run's units of work.
+enum Units {
+    Games { count: usize, seed: u64 },
+    Chunks(Vec<Vec<Sample>>),
+}
+
+impl Units {
+    fn new(config: &LabelConfig) -> Result<Units, LabelError> {
+        match &config.source {
+            LabelSource::Games(n) => Ok(Units::Games { count: *n, seed: config.seed }),
+            LabelSource::Records(dir) => {
+                let (shards, warnings) = read_shards(dir, config.variant, usize::MAX)?;
+                if let Some(w) = warnings.first() {
+                    eprintln!("warning: {w} (and {} more)", warnings.len() - 1);
+                }
+                let samples = distinct_positions(shards.into_iter().flat_map(|s| s.samples));
+                if samples.is_empty() {
+                    return Err(LabelError::Config(format!("no {} positions in {}", config.variant, dir.display())));
+                }
+                Ok(Units::Chunks(samples.chunks(CHUNK).map(|c| c.to_vec()).collect()))
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Units::Games { count, .. } => *count,
+            Units::Chunks(c) => c.len(),
+        }
+    }
+
+    /// The shard file of unit `i` (its name holds the seed, so runs with
+    /// other seeds can share a directory).
+    fn file(&self, i: usize) -> String {
+        format!("{}.{}", self.name(i), super::record::SHARD_EXTENSION)
+    }
+
+    fn name(&self, i: usize) -> String {
+        match self {
+            Units::Games { seed, .. } => format!("teacher-game-{seed:x}-{i:07}"),
+            Units::Chunks(_) => format!("teacher-chunk-{i:07}"),
+        }
+    }
+
+    fn run(&self, config: &LabelConfig, i: usize, teacher: &mut UsiEngine) -> Result<UnitDone, LabelError> {
+        let (samples, done) = match self {
+            Units::Games { .. } => teacher_game(config, i, teacher)?,
+            Units::Chunks(chunks) => relabel(&chunks[i], teacher)?,
+        };
+        let shard = Shard { variant: config.variant, model_id: format!("teacher:{}", teacher.name), samples };
+        shard.write(&config.out, &self.name(i))?;
+        Ok(done)
+    }
+}
+
+/// Each position once (same board, hands, side and repetition count), in
+/// the order first seen; the first sample's result and policy are kept.
+pub fn distinct_positions(samples: impl IntoIterator<Item = Sample>) -> Vec<Sample> {
+    let mut seen = HashSet::new();
+    samples.into_iter().filter(|s| seen.insert((s.position.hash(), s.repetitions))).collect()
+}
+
+/// The samples with each teacher-labelled position once: duplicates
+/// (the same position and repetition count, e.g. the openings of many
+/// teacher games) merge into the first, whose value becomes the mean of
+/// their results. Samples without a teacher label pass unchanged.
+pub fn merge_labelled(samples: Vec<Sample>) -> Vec<Sample> {
+    let mut first: std::collections::HashMap<(u64, u8), (usize, f64, u32)> = std::collections::HashMap::new();
+    let mut out: Vec<Sample> = Vec::with_capacity(samples.len());
+    for s in samples {
+        if s.teacher.is_none() {
+            out.push(s);
+            continue;
+        }
+        match first.entry((s.position.hash(), s.repetitions)) {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                let (_, sum, n) = e.get_mut();
+                *sum += s.value as f64;
+                *n += 1;
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert((out.len(), s.value as f64, 1));
+                out.push(s);
+            }
+        }
+    }
+    for (i, sum, n) in first.into_values() {
+        out[i].value = (sum / n as f64) as f32;
+    }
+    out
+}
+
+/// The teacher's verdict on the game's position, with only lines whose
+/// first move our rules allow; asked again among the legal moves when the
+/// teacher's lines were all forbidden. `None` when the game has no move.
+fn ask(
+    teacher: &mut UsiEngine,
+    game: &Game,
+    forbidden: &mut usize,
+    reasked: &mut usize,
+) -> Result<Option<TeacherLabel>, LabelError> {
+    let legal = game.legal_moves();
+    if legal.is_empty() {
+        return Ok(None);
+    }
+    let mut thought = teacher.think(game, &[])?;
+    let mut label = legal_lines(game, &thought, forbidden);
+    if label.is_none() {
+        *reasked += 1;
+        thought = teacher.think(game, &legal)?;
+        label = legal_lines(game, &thought, forbidden);
+    }
+    Ok(label.or_else(|| {
+        // Still nothing usable: the teacher's best move alone, if legal.
+        let mv = parse_legal(game, &thought.best)?;
+        Some(TeacherLabel { score: Score::Cp(0), moves: vec![(mv, Score::Cp(0))] })
+    }))
+}
+
+fn parse_legal(game: &Game, text: &str) -> Option<Move> {
+    UsiMove::parse(text, game.position().variant().geometry()).ok()?.to_game_move(game).ok()
+}
+
+fn legal_lines(game: &Game, thought: &Thought, forbidden: &mut usize) -> Option<TeacherLabel> {
+    let mut moves = Vec::new();
+    for line in &thought.lines {
+        match parse_legal(game, &line.pv[0]) {
+            Some(mv) if !moves.iter().any(|&(m, _)| m == mv) => moves.push((mv, line.score)),
+            Some(_) => {}
+            None => *forbidden += 1,
+        }
+    }
+    let score = moves.first()?.1;
+    Some(TeacherLabel { score, moves })
+}
+
+/// A score on one centipawn scale, mates beyond every centipawn score.
+pub fn score_cp(score: Score) -> f64 {
+    match score {
+        Score::Cp(cp) => cp as f64,
+        Score::Mate(n) if n > 0 => 100_000.0 - n as f64,
+        Score::Mate(n) => -100_000.0 - n as f64,
+    }
+}
+
+/// One teacher game, every position labelled; the value targets are the
+/// result.
+fn teacher_game(
+    config: &LabelConfig,
+    index: usize,
+    teacher: &mut UsiEngine,
+) -> Result<(Vec<Sample>, UnitDone), LabelError> {
+    let mut rng = Rng::new(config.seed ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    teacher.new_game()?;
+    let opening = rng.below(config.opening_plies + 1);
+    let mut game = Game::new(Position::startpos(config.variant));
+    let mut samples: Vec<(Sample, Color)> = Vec::new();
+    let (mut forbidden, mut reasked) = (0, 0);
+    let winner = loop {
+        if let Some(o) = game.outcome() {
+            break o.winner;
+        }
+        if game.moves().len() >= config.max_plies {
+            break None;
+        }
+        let Some(label) = ask(teacher, &game, &mut forbidden, &mut reasked)? else {
+            break Some(!game.position().side_to_move());
+        };
+        let ply = game.moves().len();
+        let mv = if ply < opening {
+            let legal = game.legal_moves();
+            legal[rng.below(legal.len())]
+        } else if ply < opening + config.sample_plies {
+            draw(&label, config, &mut rng)
+        } else {
+            label.moves[0].0
+        };
+        let side = game.position().side_to_move();
+        let sample = Sample {
+            position: game.position().clone(),
+            repetitions: game.repetitions(),
+            value: 0.0,
+            full_search: false,
+            policy: Vec::new(),
+            teacher: Some(label),
+        };
+        samples.push((sample, side));
+        game.play(mv);
+    };
+    let positions = samples.len();
+    let samples = samples
+        .into_iter()
+        .map(|(mut s, side)| {
+            s.value = match winner {
+                Some(w) if w == side => 1.0,
+                Some(_) => -1.0,
+                None => 0.0,
+            };
+            s
+        })
+        .collect();
+    let result = Some(match winner {
+        Some(Color::Sente) => 0,
+        Some(Color::Gote) => 1,
+        None => 2,
+    });
+    Ok((samples, UnitDone { positions, forbidden, reasked, result }))
+}
+
+/// A move drawn from the lines within the margin, by softmax of their
+/// scores.
+fn draw(label: &TeacherLabel, config: &LabelConfig, rng: &mut Rng) -> Move {
+    let best = score_cp(label.score);
+    let t = config.sample_temperature.max(1e-6);
+    let weights: Vec<f64> = label
+        .moves
+        .iter()
+        .map(|&(_, s)| {
+            let d = score_cp(s) - best;
+            if d < -(config.sample_margin as f64) { 0.0 } else { (d / t).exp() }
+        })
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let mut x = rng.uniform() * total;
+    for (i, w) in weights.iter().enumerate() {
+        x -= w;
+        if x < 0.0 {
+            return label.moves[i].0;
+        }
+    }
+    label.moves[0].0
+}
+
+/// Labels a chunk of existing samples (the position alone is sent: the
+/// teacher does not see the game's history).
+fn relabel(chunk: &[Sample], teacher: &mut UsiEngine) -> Result<(Vec<Sample>, UnitDone), LabelError> {
+    let (mut forbidden, mut reasked) = (0, 0);
+    let mut out = Vec::with_capacity(chunk.len());
+    for s in chunk {
+        let game = Game::new(s.position.clone());
+        let label = ask(teacher, &game, &mut forbidden, &mut reasked)?;
+        out.push(Sample { teacher: label, ..s.clone() });
+    }
+    let positions = out.len();
+    Ok((out, UnitDone { positions, forbidden, reasked, result: None }))
+}
+
+/// The score -> value curve: the teacher's win share of a score of `cp`
+/// centipawns is `1 / (1 + exp(-cp / scale))`, so the value target (in
+/// [-1, 1]) is `tanh(cp / (2 scale))`; mates are +-1.
+pub fn teacher_value(score: Score, scale: f64) -> f32 {
+    match score {
+        Score::Cp(cp) => (cp as f64 / (2.0 * scale)).tanh() as f32,
+        Score::Mate(n) if n > 0 => 1.0,
+        Score::Mate(_) => -1.0,
+    }
+}
+
+/// Fits the curve's scale to game results: the scale that maximises the
+/// likelihood of the results (a draw counts as half a win) of the samples
+/// that have a teacher label and a finished game, over centipawn scores
+/// only. A golden-section search on log(scale) from 10 to 100,000
+/// centipawns. `None` without usable samples.
+pub fn fit_scale<'a>(samples: impl IntoIterator<Item = &'a Sample>) -> Option<(f64, usize)> {
+    let points: Vec<(f64, f64)> = samples
+        .into_iter()
+        .filter_map(|s| match s.teacher.as_ref()?.score {
+            Score::Cp(cp) => Some((cp as f64, (s.value as f64 + 1.0) / 2.0)),
+            Score::Mate(_) => None,
+        })
+        .collect();
+    if points.is_empty() || points.iter().all(|p| p.0 == 0.0) {
+        return None;
+    }
+    let nll = |log_scale: f64| {
+        let scale = log_scale.exp();
+        points
+            .iter()
+            .map(|&(cp, y)| {
+                let p = (1.0 / (1.0 + (-cp / scale).exp())).clamp(1e-9, 1.0 - 1e-9);
+                -(y * p.ln() + (1.0 - y) * (1.0 - p).ln())
+            })
+            .sum::<f64>()
+    };
+    let (mut lo, mut hi) = (10f64.ln(), 100_000f64.ln());
+    let phi = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..100 {
+        let a = hi - phi * (hi - lo);
+        let b = lo + phi * (hi - lo);
+        if nll(a) < nll(b) {
+            hi = b;
+        } else {
+            lo = a;
+        }
+    }
+    Some((((lo + hi) / 2.0).exp(), points.len()))
+}

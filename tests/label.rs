@@ -1,0 +1,460 @@
+//! Teacher labels: `pantheon label` driving a USI teacher (Pantheon itself
+//! with a tiny net, or a scripted fake), the score -> value curve, the
+//! training targets made from labels, and matches against a USI engine.
+
+use pantheon::mcts::{Rng, Score};
+use pantheon::notation::parse_position;
+use pantheon::rules::{Game, Position, Variant};
+use pantheon::selfplay::label::{fit_scale, merge_labelled, teacher_value};
+use pantheon::selfplay::{Sample, Shard, TeacherLabel, read_dir};
+use pantheon::usi::client::{EngineSpec, UsiEngine};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pantheon");
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pantheon-label-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn pantheon(args: &[&str]) -> std::process::Output {
+    Command::new(BIN).args(args).output().expect("binary runs")
+}
+
+/// A one-block, 8-channel minishogi net written by `pantheon net init`.
+fn tiny_net(dir: &Path) -> String {
+    let path = dir.join("tiny.pnet");
+    let out = pantheon(&[
+        "net",
+        "init",
+        "--variant",
+        "minishogi",
+        "--blocks",
+        "1",
+        "--channels",
+        "8",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    path.display().to_string()
+}
+
+/// Pantheon with the tiny net as a deterministic teacher: one thread, no
+/// root mate thread, a node limit.
+fn pantheon_teacher(net: &str) -> Vec<String> {
+    vec![
+        "--teacher".into(),
+        BIN.into(),
+        "--teacher-option".into(),
+        format!("ModelFile={net}"),
+        "--teacher-option".into(),
+        "Threads=1".into(),
+        "--teacher-option".into(),
+        "RootMatePlies=0".into(),
+        "--teacher-option".into(),
+        "Device=cpu".into(),
+        "--teacher-go".into(),
+        "nodes 24".into(),
+    ]
+}
+
+fn label(args: &[String]) -> std::process::Output {
+    Command::new(BIN).arg("label").args(args).output().expect("binary runs")
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+fn read_samples(dir: &Path) -> Vec<Sample> {
+    let (samples, warnings) = read_dir(dir, Variant::Minishogi, usize::MAX).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    samples
+}
+
+#[test]
+fn teacher_games_carry_the_teachers_answers() {
+    let dir = temp_dir("games");
+    let net = tiny_net(&dir);
+    let out = dir.join("labels");
+    let mut args = strings(&["--variant", "minishogi", "--games", "2", "--multipv", "3", "--max-plies", "30"]);
+    args.extend(pantheon_teacher(&net));
+    args.extend(strings(&["--out", out.to_str().unwrap()]));
+    let run = label(&args);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(stdout.contains("2/2 done"), "{stdout}");
+    assert!(read_samples(&out).len() >= 10);
+
+    // Ask the same teacher about the same games, ply by ply as the run did
+    // (a teacher may reuse its tree between the moves of a game): the
+    // labels are its answers (its lines, scores and order).
+    let spec = EngineSpec {
+        command: vec![BIN.into()],
+        options: vec![
+            ("ModelFile".into(), net.clone()),
+            ("Threads".into(), "1".into()),
+            ("RootMatePlies".into(), "0".into()),
+            ("Device".into(), "cpu".into()),
+        ],
+        go: "nodes 24".into(),
+        timeout: Duration::from_secs(60),
+    };
+    let mut teacher = UsiEngine::start(&spec, &[("USI_Variant", "minishogi".into()), ("MultiPV", "3".into())]).unwrap();
+    let mut checked = 0;
+    for name in shards_in(&out) {
+        let shard = Shard::read(&out.join(name)).unwrap();
+        teacher.new_game().unwrap();
+        let mut game = Game::new(Position::startpos(Variant::Minishogi));
+        for (i, s) in shard.samples.iter().enumerate() {
+            assert_eq!(game.position(), &s.position, "the shard holds the game's positions in order");
+            let label = s.teacher.as_ref().expect("every teacher-game sample is labelled");
+            assert!(!label.moves.is_empty() && label.moves.len() <= 3);
+            assert_eq!(label.score, label.moves[0].1);
+            assert!([1.0, -1.0, 0.0].contains(&s.value));
+            let thought = teacher.think(&game, &[]).unwrap();
+            let answered: Vec<_> = thought
+                .lines
+                .iter()
+                .map(|l| {
+                    (
+                        pantheon::notation::UsiMove::parse(&l.pv[0], s.position.variant().geometry())
+                            .unwrap()
+                            .to_game_move(&game)
+                            .unwrap(),
+                        l.score,
+                    )
+                })
+                .collect();
+            assert_eq!(label.moves, answered, "game ply {i}");
+            checked += 1;
+            // The move played leads to the next sample's position.
+            if let Some(next) = shard.samples.get(i + 1) {
+                let mv = game
+                    .legal_moves()
+                    .iter()
+                    .copied()
+                    .find(|&m| game.position().hash_after(m) == next.position.hash())
+                    .expect("consecutive samples are one move apart");
+                game.play(mv);
+            }
+        }
+    }
+    assert!(checked >= 10);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_killed_run_resumes_to_the_same_shards() {
+    let dir = temp_dir("resume");
+    let net = tiny_net(&dir);
+    let run_to = |out: &Path| {
+        let mut args = strings(&["--variant", "minishogi", "--games", "6", "--max-plies", "24", "--seed", "5"]);
+        args.extend(pantheon_teacher(&net));
+        args.extend(strings(&["--out", out.to_str().unwrap()]));
+        args
+    };
+    let straight = dir.join("straight");
+    assert!(label(&run_to(&straight)).status.success());
+
+    let killed = dir.join("killed");
+    let mut child = Command::new(BIN)
+        .arg("label")
+        .args(run_to(&killed))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once the first game is written.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while shards_in(&killed).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let after_kill = shards_in(&killed).len();
+    let resumed = label(&run_to(&killed));
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert!(stdout.contains(&format!("({after_kill} before)")), "{stdout}");
+    let names = shards_in(&straight);
+    assert_eq!(names, shards_in(&killed));
+    for name in names {
+        let a = Shard::read(&straight.join(&name)).unwrap();
+        let b = Shard::read(&killed.join(&name)).unwrap();
+        assert_eq!(a, b, "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn shards_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".shard"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// A fake teacher: whatever the position, its best line starts with a
+/// move our rules forbid (the rook on 1e cannot pass the pawn on 1b),
+/// its second with the sente pawn's push.
+const FAKE_TEACHER: &str = r#"#!/bin/sh
+while read -r line; do
+  case "$line" in
+    usi) echo "id name fake"; echo "option name MultiPV type spin default 1 min 1 max 10"; echo usiok ;;
+    isready) echo readyok ;;
+    go*) echo "info depth 3 multipv 1 score cp 900 nodes 10 pv 1e1a"
+         echo "info depth 3 multipv 2 score cp 35 nodes 10 pv 5d5c 1b1c"
+         echo "bestmove 1e1a" ;;
+    quit) exit 0 ;;
+  esac
+done
+"#;
+
+fn write_script(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path.display().to_string()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_move_our_rules_forbid_is_dropped_and_counted() {
+    let dir = temp_dir("forbidden");
+    let teacher = write_script(&dir, "fake.sh", FAKE_TEACHER);
+    let records = dir.join("records");
+    std::fs::create_dir_all(&records).unwrap();
+    let start = Position::startpos(Variant::Minishogi);
+    let sample = Sample {
+        position: start.clone(),
+        repetitions: 1,
+        value: 1.0,
+        full_search: false,
+        policy: Vec::new(),
+        teacher: None,
+    };
+    Shard { variant: Variant::Minishogi, model_id: "t".into(), samples: vec![sample.clone(), sample] }
+        .write(&records, "one")
+        .unwrap();
+    let out = dir.join("labels");
+    let args = strings(&[
+        "--variant",
+        "minishogi",
+        "--teacher",
+        &teacher,
+        "--positions",
+        records.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--teacher-go",
+        "depth 3",
+    ]);
+    let run = label(&args);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    // Two copies of one position: labelled once.
+    assert!(stdout.contains("1 positions") && stdout.contains("1 teacher lines forbidden"), "{stdout}");
+    let samples = read_samples(&out);
+    assert_eq!(samples.len(), 1);
+    let push = pantheon::notation::parse_move(&start, "5d5c").unwrap();
+    let label = samples[0].teacher.clone().unwrap();
+    assert_eq!(label, TeacherLabel { score: Score::Cp(35), moves: vec![(push, Score::Cp(35))] });
+    // The record's result is kept.
+    assert_eq!(samples[0].value, 1.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bad_teacher_gets_a_clear_error() {
+    let dir = temp_dir("bad");
+    let out = dir.join("labels");
+    let run = |teacher: &str, extra: &[&str]| {
+        let mut args = strings(&["--variant", "minishogi", "--games", "1", "--teacher", teacher, "--out"]);
+        args.push(out.to_str().unwrap().into());
+        args.extend(strings(extra));
+        let o = label(&args);
+        assert!(!o.status.success());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let missing = run("/nonexistent/teacher", &[]);
+    assert!(missing.contains("cannot start engine '/nonexistent/teacher'"), "{missing}");
+    // A program that is not a USI engine ends at once.
+    let not_usi = run("true", &[]);
+    assert!(not_usi.contains("ended while Pantheon waited for usiok"), "{not_usi}");
+    let option = run(BIN, &["--teacher-option", "NoSuchOption=1"]);
+    assert!(option.contains("has no option 'NoSuchOption'"), "{option}");
+    let go = run(BIN, &["--teacher-go", "depth"]);
+    assert!(go.contains("not KEY N pairs"), "{go}");
+    // A silent engine times out instead of hanging.
+    #[cfg(unix)]
+    {
+        let silent = write_script(&dir, "silent.sh", "#!/bin/sh\nsleep 30\n");
+        let hung = run(&silent, &["--teacher-timeout", "0.5"]);
+        assert!(hung.contains("gave no usiok within 0.5 s"), "{hung}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_value_curve_and_its_fitted_scale() {
+    assert_eq!(teacher_value(Score::Cp(0), 300.0), 0.0);
+    // tanh(cp / (2 scale)) = 2 / (1 + exp(-cp / scale)) - 1.
+    let p = 1.0 / (1.0 + (-450.0f64 / 300.0).exp());
+    assert!((teacher_value(Score::Cp(450), 300.0) as f64 - (2.0 * p - 1.0)).abs() < 1e-6);
+    assert_eq!(teacher_value(Score::Cp(-450), 300.0), -teacher_value(Score::Cp(450), 300.0));
+    assert_eq!(teacher_value(Score::Mate(3), 300.0), 1.0);
+    assert_eq!(teacher_value(Score::Mate(-2), 300.0), -1.0);
+
+    // Results drawn from a logistic curve of scale 250: the fit finds it.
+    let mut rng = Rng::new(7);
+    let pos = Position::startpos(Variant::Minishogi);
+    let samples: Vec<Sample> = (0..20_000)
+        .map(|_| {
+            let cp = (rng.uniform() * 2000.0 - 1000.0) as i32;
+            let win = rng.uniform() < 1.0 / (1.0 + (-(cp as f64) / 250.0).exp());
+            Sample {
+                position: pos.clone(),
+                repetitions: 1,
+                value: if win { 1.0 } else { -1.0 },
+                full_search: false,
+                policy: Vec::new(),
+                teacher: Some(TeacherLabel { score: Score::Cp(cp), moves: Vec::new() }),
+            }
+        })
+        .collect();
+    let (scale, n) = fit_scale(&samples).unwrap();
+    assert_eq!(n, samples.len());
+    assert!((scale - 250.0).abs() < 25.0, "{scale}");
+    assert!(fit_scale(&[]).is_none());
+}
+
+#[test]
+fn labelled_duplicates_merge_with_the_mean_result() {
+    let v = Variant::Minishogi;
+    let label = TeacherLabel { score: Score::Cp(10), moves: Vec::new() };
+    let sample = |sfen: &str, value: f32, teacher: Option<TeacherLabel>| Sample {
+        position: parse_position(v, sfen).unwrap(),
+        repetitions: 1,
+        value,
+        full_search: false,
+        policy: Vec::new(),
+        teacher,
+    };
+    let start = "rbsgk/4p/5/P4/KGSBR b - 1";
+    let other = "rbsgk/4p/5/P4/KGSBR w - 1";
+    let merged = merge_labelled(vec![
+        sample(start, 1.0, Some(label.clone())),
+        sample(other, -1.0, Some(label.clone())),
+        sample(start, 0.0, Some(label.clone())),
+        sample(start, -1.0, None),
+        sample(start, 1.0, Some(label.clone())),
+    ]);
+    let values: Vec<f32> = merged.iter().map(|s| s.value).collect();
+    // The three labelled copies of the start become one worth 2/3; the
+    // unlabelled sample stays as it is.
+    assert_eq!(merged.len(), 3);
+    assert!((values[0] - 2.0 / 3.0).abs() < 1e-6 && values[1] == -1.0 && values[2] == -1.0, "{values:?}");
+}
+
+#[test]
+fn version_1_shards_are_still_read() {
+    let start = Position::startpos(Variant::Minishogi);
+    let mv = start.legal_moves()[0];
+    let shard = Shard {
+        variant: Variant::Minishogi,
+        model_id: "old".into(),
+        samples: vec![Sample {
+            position: start,
+            repetitions: 1,
+            value: -1.0,
+            full_search: true,
+            policy: vec![(mv, 7)],
+            teacher: None,
+        }],
+    };
+    // A version 1 shard is a version 2 shard without labels, but for the
+    // version field (and so the checksum).
+    let mut bytes = shard.to_bytes();
+    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let body = bytes.len() - 4;
+    let crc = crc32fast::hash(&bytes[..body]);
+    bytes[body..].copy_from_slice(&crc.to_le_bytes());
+    assert_eq!(Shard::from_bytes(&bytes).unwrap(), shard);
+    bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
+    assert!(Shard::from_bytes(&bytes).unwrap_err().to_string().contains("versions 1 to 2"));
+}
+
+#[test]
+fn a_match_against_a_usi_engine_is_arbitrated_by_our_rules() {
+    let dir = temp_dir("match");
+    let net = tiny_net(&dir);
+    // Pantheon with the tiny net, as an external engine, against random.
+    let engine = format!("usi:{BIN}");
+    let run = pantheon(&[
+        "match",
+        "--variant",
+        "minishogi",
+        "--a",
+        &engine,
+        "--a-option",
+        &format!("ModelFile={net}"),
+        "--a-option",
+        "Threads=1",
+        "--a-option",
+        "Device=cpu",
+        "--a-go",
+        "nodes 16",
+        "--b",
+        "random",
+        "--games",
+        "2",
+        "--max-plies",
+        "40",
+    ]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(stdout.contains("(2 games"), "{stdout}");
+
+    // The fake teacher's move is illegal: it loses every game, reported.
+    #[cfg(unix)]
+    {
+        let fake = format!("usi:{}", write_script(&dir, "fake.sh", FAKE_TEACHER));
+        let run = pantheon(&[
+            "match",
+            "--variant",
+            "minishogi",
+            "--a",
+            &fake,
+            "--b",
+            "random",
+            "--games",
+            "2",
+            "--opening-plies",
+            "0",
+        ]);
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(stdout.contains("proposed an illegal move: illegal move 1e1a"), "{stdout}");
+        assert!(stdout.contains("+0 =0 -2"), "{stdout}");
+    }
+    let bad =
+        pantheon(&["match", "--variant", "minishogi", "--a", "usi:/nonexistent", "--b", "random", "--games", "2"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("cannot start engine"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
