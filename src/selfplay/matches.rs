@@ -132,7 +132,7 @@ enum Seat {
     Search(Box<Searcher>),
     Random,
     Greedy,
-    Usi(EngineSpec, Option<UsiEngine>),
+    Usi(Box<(EngineSpec, Option<UsiEngine>)>),
 }
 
 /// A seat's answer: a move, or why the player lost the game.
@@ -159,7 +159,7 @@ impl Seat {
             }
             Player::Random => Seat::Random,
             Player::Greedy => Seat::Greedy,
-            Player::Usi(spec) => Seat::Usi(spec, None),
+            Player::Usi(spec) => Seat::Usi(Box::new((spec, None))),
         }
     }
 
@@ -168,7 +168,8 @@ impl Seat {
     fn new_game(&mut self, variant: Variant) -> Result<(), String> {
         match self {
             Seat::Search(e) => e.clear(),
-            Seat::Usi(spec, engine) => {
+            Seat::Usi(usi) => {
+                let (spec, engine) = &mut **usi;
                 let mut running = match engine.take() {
                     Some(e) => e,
                     None => UsiEngine::start(spec, &[("USI_Variant", variant.name().to_string())])
@@ -191,7 +192,8 @@ impl Seat {
             }
             Seat::Greedy => found(greedy_move(game, values, rng)),
             Seat::Random => found(random_move(game, rng)),
-            Seat::Usi(_, slot) => {
+            Seat::Usi(usi) => {
+                let slot = &mut usi.1;
                 let Some(engine) = slot.as_mut() else { return Choice::Lost("the engine is not running".into()) };
                 let thought = match engine.think(game, &[]) {
                     Ok(t) => t,

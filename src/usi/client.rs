@@ -43,7 +43,7 @@ impl EngineSpec {
         let words: Vec<&str> = go.split_whitespace().collect();
         let bad =
             || EngineError::BadSpec(format!("go limits '{go}' are not KEY N pairs (e.g. 'depth 8', 'nodes 1000')"));
-        if words.is_empty() || words.len() % 2 != 0 {
+        if words.is_empty() || !words.len().is_multiple_of(2) {
             return Err(bad());
         }
         for pair in words.chunks(2) {

@@ -23,11 +23,7 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 pub fn run(mut input: impl BufRead, output: Output, networks: Box<dyn Networks>) {
     let mut session = Session::new(output, networks);
     let mut line = Vec::new();
-    loop {
-        let read = match read_line(&mut input, &mut line, MAX_LINE_BYTES) {
-            Ok(r) => r,
-            Err(_) => break,
-        };
+    while let Ok(read) = read_line(&mut input, &mut line, MAX_LINE_BYTES) {
         match read {
             Read::End => break,
             Read::TooLong(total) => {
