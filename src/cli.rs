@@ -243,6 +243,11 @@ pub enum Command {
         /// players and the result, then a USI `position ... moves ...` line.
         #[arg(long)]
         record: Option<std::path::PathBuf>,
+        /// Also write each game's positions (after the random opening) as a
+        /// shard of value-only samples into this directory, to label with
+        /// `pantheon label --positions`.
+        #[arg(long)]
+        record_shards: Option<std::path::PathBuf>,
     },
     /// The reinforcement-learning loop: generations of self-play, training,
     /// a gating match and promotion, in a run directory; rerun the same
@@ -698,6 +703,7 @@ pub fn run(cli: Cli) -> Result<()> {
             mate_plies,
             policy_temperature,
             record,
+            record_shards,
         } => {
             let mate_plies = per_player(&mate_plies, "--mate-plies")?;
             let policy_temperature = per_player(&policy_temperature, "--policy-temperature")?;
@@ -747,11 +753,23 @@ pub fn run(cli: Cli) -> Result<()> {
                 )),
                 None => None,
             };
+            if let Some(dir) = &record_shards {
+                std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            }
             let mut write_error = None;
             let result = crate::selfplay::play_match(&config, pa, pb, &mut |g| {
                 let plies = g.game.moves().len();
                 let summary = format!("A ({}) scores {}: {}, {plies} plies", g.a_color, g.score, g.ending);
                 println!("game {}: {summary}", g.index + 1);
+                if let Some(dir) = &record_shards
+                    && write_error.is_none()
+                {
+                    let samples = g.samples(opening_plies);
+                    let shard = crate::selfplay::Shard { variant, model_id: format!("match:{a}:{b}"), samples };
+                    if let Err(e) = shard.write(dir, &format!("match-{seed:x}-{:06}", g.index)) {
+                        write_error = Some(e.to_string());
+                    }
+                }
                 if let Some((file, path)) = &mut record
                     && write_error.is_none()
                 {

@@ -425,10 +425,25 @@ fn a_match_against_a_usi_engine_is_arbitrated_by_our_rules() {
         "2",
         "--max-plies",
         "40",
+        "--record-shards",
+        dir.join("played").to_str().unwrap(),
     ]);
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(stdout.contains("(2 games"), "{stdout}");
+    // The games' positions after the 4 random plies, as value-only samples
+    // whose values are the results: what `label --positions` reads.
+    let played = shards_in(&dir.join("played"));
+    assert_eq!(played.len(), 2);
+    for (line, name) in stdout.lines().filter(|l| l.starts_with("game ")).zip(&played) {
+        let plies: usize = line.rsplit(", ").next().unwrap().trim_end_matches(" plies").parse().unwrap();
+        let shard = Shard::read(&dir.join("played").join(name)).unwrap();
+        assert_eq!(shard.samples.len(), plies - 4, "{line}");
+        let sum: f32 = shard.samples.iter().map(|s| s.value.abs()).sum();
+        let decided = !line.contains("scores 0.5");
+        assert_eq!(sum > 0.0, decided, "{line}");
+        assert!(shard.samples.iter().all(|s| s.teacher.is_none() && s.policy.is_empty()));
+    }
 
     // The fake teacher's move is illegal: it loses every game, reported.
     #[cfg(unix)]

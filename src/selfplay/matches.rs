@@ -234,6 +234,41 @@ pub struct MatchGame<'a> {
     pub ending: String,
 }
 
+impl MatchGame<'_> {
+    /// The winner (`None`: a draw).
+    pub fn winner(&self) -> Option<Color> {
+        match self.score {
+            s if s > 0.75 => Some(self.a_color),
+            s if s < 0.25 => Some(!self.a_color),
+            _ => None,
+        }
+    }
+
+    /// The game's positions after the random opening as value-only
+    /// training samples (the result from the side to move's view), e.g. for
+    /// `pantheon label --positions`: the positions a match reached.
+    pub fn samples(&self, opening_plies: usize) -> Vec<super::Sample> {
+        let winner = self.winner();
+        let mut game = Game::new(self.game.start().clone());
+        let mut samples = Vec::new();
+        for (ply, &mv) in self.game.moves().iter().enumerate() {
+            if ply >= opening_plies {
+                let side = game.position().side_to_move();
+                samples.push(super::Sample {
+                    position: game.position().clone(),
+                    repetitions: game.repetitions(),
+                    value: winner.map_or(0.0, |w| if w == side { 1.0 } else { -1.0 }),
+                    full_search: false,
+                    policy: Vec::new(),
+                    teacher: None,
+                });
+            }
+            game.play(mv);
+        }
+        samples
+    }
+}
+
 /// Plays the match; `on_game` gets each finished game.
 pub fn play_match(config: &MatchConfig, a: Player, b: Player, on_game: &mut dyn FnMut(&MatchGame<'_>)) -> MatchResult {
     let seat = |player, i: usize| Seat::new(player, config, (config.mate_plies[i], config.policy_temperature[i]));
