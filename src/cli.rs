@@ -333,6 +333,10 @@ pub enum NetCommand {
         /// Seed of the random weights.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Input features: base (pieces, hands, repetitions, side) or
+        /// attacks (base plus attacker counts per square for both sides).
+        #[arg(long, default_value_t = crate::nn::Features::Base)]
+        features: crate::nn::Features,
         #[arg(long)]
         out: std::path::PathBuf,
     },
@@ -594,8 +598,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench { what: BenchCommand::Nn { variant, device, batch, model, runs } } => {
             bench_nn(variant, &device, &batch, &model, runs)
         }
-        Command::Net { what: NetCommand::Init { variant, blocks, channels, seed, out } } => {
-            net_init(variant, blocks as usize, channels as usize, seed, &out)
+        Command::Net { what: NetCommand::Init { variant, blocks, channels, seed, features, out } } => {
+            net_init(variant, (blocks as usize, channels as usize), features, seed, &out)
         }
         Command::Net { what: NetCommand::Info { path } } => net_info(&path),
         Command::Loop {
@@ -1117,11 +1121,17 @@ fn run_perft(args: &GameArgs, depth: u32, divide: bool) -> Result<()> {
     Ok(())
 }
 
-fn net_init(variant: Variant, blocks: usize, channels: usize, seed: u64, out: &std::path::Path) -> Result<()> {
+fn net_init(
+    variant: Variant,
+    (blocks, channels): (usize, usize),
+    features: crate::nn::Features,
+    seed: u64,
+    out: &std::path::Path,
+) -> Result<()> {
     use crate::nn::{Layout, NetConfig};
     let device = burn::prelude::Device::flex();
     device.seed(seed);
-    let config = NetConfig::new(&Layout::new(variant), blocks, channels);
+    let config = NetConfig::new(&Layout::with_features(variant, features), blocks, channels);
     let net = config.init(&device);
     crate::nn::weights::save(out, variant, &config, &net)?;
     println!("wrote {} ({} parameters, {} blocks x {} channels)", out.display(), config.parameters(), blocks, channels);
@@ -1136,7 +1146,10 @@ fn net_info(path: &std::path::Path) -> Result<()> {
         "blocks: {}, channels: {}, value head: {} channels, {} hidden",
         c.blocks, c.channels, c.value_channels, c.value_hidden
     );
-    println!("encoding: {} planes, {} move types, {}x{}", c.planes, c.types, c.height, c.width);
+    println!(
+        "encoding: {} features, {} planes, {} move types, {}x{}",
+        c.features, c.planes, c.types, c.height, c.width
+    );
     println!("parameters: {}", c.parameters());
     println!("weights: {} bytes", record.len());
     Ok(())

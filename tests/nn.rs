@@ -3,9 +3,8 @@
 
 use burn::optim::{AdamWConfig, GradientsParams};
 use burn::prelude::*;
-use burn::tensor::activation::log_softmax;
 use pantheon::mcts::{EvalRequest, Evaluator};
-use pantheon::nn::{Layout, NetConfig, NetEvaluator, WeightsError, weights};
+use pantheon::nn::{Features, Layout, NetConfig, NetEvaluator, WeightsError, weights};
 use pantheon::rules::{Game, Position, Variant};
 
 fn tiny(variant: Variant) -> NetConfig {
@@ -103,6 +102,57 @@ fn bad_weight_files_are_refused_with_a_reason() {
     assert!(err(&flipped, None).to_string().contains("checksum"));
 }
 
+/// The trainer's losses on a hand-computed batch of two samples.
+#[test]
+fn the_training_losses_follow_their_formulas() {
+    let device = Device::flex();
+    let t = |data: Vec<f32>, shape: [usize; 2]| Tensor::<2>::from_data(TensorData::new(data, shape), &device);
+    // Sample 1: logits (0, ln 3) give probabilities (1/4, 3/4); the target
+    // puts everything on the first move: cross-entropy ln 4. Sample 2 has
+    // no policy target (mask 0), whatever its logits and targets.
+    let logits = t(vec![0.0, 3f32.ln(), 5.0, -5.0], [2, 2]);
+    let pi = t(vec![1.0, 0.0, 0.0, 1.0], [2, 2]);
+    let mask = t(vec![1.0, 0.0], [2, 1]);
+    // Values 0.5 and -1 against results 1 and -1: (0.25 + 0) / 2.
+    let v = t(vec![0.5, -1.0], [2, 1]);
+    let z = t(vec![1.0, -1.0], [2, 1]);
+    let (policy, value) = pantheon::train::batch_losses(logits.clone(), v.clone(), pi.clone(), mask, z.clone());
+    let (policy, value): (f32, f32) = (policy.into_scalar(), value.into_scalar());
+    assert!((policy - 4f32.ln()).abs() < 1e-5, "{policy}");
+    assert!((value - 0.125).abs() < 1e-6, "{value}");
+    // Both samples with targets: the mean of ln 4 and the second's
+    // cross-entropy, -log softmax(5, -5)[1] = 10 + ln(1 + e^-10).
+    let both = t(vec![1.0, 1.0], [2, 1]);
+    let (policy, _) = pantheon::train::batch_losses(logits, v, pi, both, z);
+    let want = (4f32.ln() + 10.0 + (-10f32).exp().ln_1p()) / 2.0;
+    let policy: f32 = policy.into_scalar();
+    assert!((policy - want).abs() < 1e-4, "{policy} {want}");
+}
+
+#[test]
+fn a_net_with_attack_planes_keeps_its_features_through_a_file() {
+    let variant = Variant::Pandemonium;
+    let device = Device::flex();
+    let config = NetConfig::new(&Layout::with_features(variant, Features::Attacks), 1, 8);
+    assert_eq!(config.planes, Layout::new(variant).planes + 6);
+    let net = config.init(&device);
+    let bytes = weights::to_bytes(variant, &config, &net).unwrap();
+    let loaded = weights::load(&bytes, Some(variant), &device).unwrap();
+    assert_eq!(loaded.config.features, Features::Attacks);
+    assert_eq!(loaded.config, config);
+    let reqs = requests(variant, 3);
+    let eval = NetEvaluator::new(loaded.net, loaded.config, variant, device, 8, "attacks".into());
+    for (req, ans) in reqs.iter().zip(eval.evaluate(&reqs)) {
+        assert_eq!(ans.policy.len(), req.moves.len());
+    }
+    // A base net's header has no features line (files from before features
+    // existed read as base).
+    let base = tiny(variant);
+    let text = weights::to_bytes(variant, &base, &base.init(&Device::flex())).unwrap();
+    assert!(!String::from_utf8_lossy(&text[..200]).contains("features"));
+    assert!(String::from_utf8_lossy(&bytes[..240]).contains("features attacks"));
+}
+
 #[test]
 fn one_optimiser_step_lowers_the_loss() {
     let variant = Variant::Minishogi;
@@ -127,9 +177,9 @@ fn one_optimiser_step_lowers_the_loss() {
         let x = Tensor::<4>::from_data(TensorData::new(input.clone(), shape), &device);
         let pi = Tensor::<2>::from_data(TensorData::new(target.clone(), [n, layout.policy_len()]), &device);
         let zt = Tensor::<2>::from_data(TensorData::new(z.clone(), [n, 1]), &device);
+        let mask = Tensor::<2>::ones([n, 1], &device);
         let (logits, v) = model.forward(x);
-        let policy_loss = (log_softmax(logits, 1) * pi).sum_dim(1).mean().neg();
-        let value_loss = (v - zt).powi_scalar(2).mean();
+        let (policy_loss, value_loss) = pantheon::train::batch_losses(logits, v, pi, mask, zt);
         policy_loss + value_loss
     };
     let mut optim = AdamWConfig::new().init();

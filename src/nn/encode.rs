@@ -13,8 +13,12 @@
 //! | `2K+2Hk` | repetitions so far: (occurrences - 1) / 3, constant |
 //! | `2K+2Hk+1` | 1 if the side to move is gote (sente-specific rules) |
 //! | `2K+2Hk+2` | all ones (lets convolutions see the board edge) |
+//! | `2K+2Hk+3 ..` | with [`Features::Attacks`]: squares the side to move attacks at least 1, 2, 3 times, then the same for the opponent |
 //!
-//! K = the variant's piece kinds, Hk = its hand kinds.
+//! K = the variant's piece kinds, Hk = its hand kinds. The attack planes
+//! (as dlshogi's attacker counts) let a small net see what is hanging
+//! without spending layers to work it out; a net's weight file says which
+//! features it reads.
 //!
 //! # Policy layout (`T x H x W`, index = type * H * W + square)
 //!
@@ -34,7 +38,7 @@
 //! two squares on a line uses the distance-2 slot of that direction), and
 //! the map is invertible given the position.
 
-use crate::rules::{Color, Move, PieceKind, Position, Square, Variant};
+use crate::rules::{Color, Move, NUM_SQUARES, PieceKind, Position, Square, Variant};
 
 /// Hand counts are divided by this (a constant plane of 1.0 = 4 pieces).
 pub const HAND_SCALE: f32 = 4.0;
@@ -44,10 +48,50 @@ pub const HAND_SCALE: f32 = 4.0;
 const DIRECTIONS: [(i32, i32); 8] = [(0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1)];
 const KNIGHT: [(i32, i32); 8] = [(1, -2), (2, -1), (2, 1), (1, 2), (-1, 2), (-2, 1), (-2, -1), (-1, -2)];
 
+/// Attack-count levels of [`Features::Attacks`]: at least 1, 2, 3 attackers.
+pub const ATTACK_LEVELS: usize = 3;
+
+/// Which input planes a net reads.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Features {
+    /// Pieces, hands, repetitions, side, ones.
+    #[default]
+    Base,
+    /// Base plus attacker counts per square for both sides.
+    Attacks,
+}
+
+impl Features {
+    pub fn name(self) -> &'static str {
+        match self {
+            Features::Base => "base",
+            Features::Attacks => "attacks",
+        }
+    }
+}
+
+impl std::str::FromStr for Features {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Features, String> {
+        match s {
+            "base" => Ok(Features::Base),
+            "attacks" => Ok(Features::Attacks),
+            _ => Err(format!("unknown input features '{s}' (base or attacks)")),
+        }
+    }
+}
+
+impl std::fmt::Display for Features {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Shapes of a variant's encoding.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub variant: Variant,
+    pub features: Features,
     /// Board height (ranks) and width (files).
     pub height: usize,
     pub width: usize,
@@ -61,17 +105,28 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The base encoding of `variant`.
     pub fn new(variant: Variant) -> Layout {
+        Layout::with_features(variant, Features::Base)
+    }
+
+    /// The encoding of `variant` with `features`.
+    pub fn with_features(variant: Variant, features: Features) -> Layout {
         let spec = variant.spec();
         let (height, width) = (spec.geometry.ranks as usize, spec.geometry.files as usize);
         let kinds = spec.pieces.len();
         let hand_kinds = spec.hand_kinds as usize;
         let max_distance = height.max(width) - 1;
+        let extra = match features {
+            Features::Base => 0,
+            Features::Attacks => 2 * ATTACK_LEVELS,
+        };
         Layout {
             variant,
+            features,
             height,
             width,
-            planes: 2 * kinds + 2 * hand_kinds + 3,
+            planes: 2 * kinds + 2 * hand_kinds + 3 + extra,
             types: 2 * (8 * max_distance + 8) + hand_kinds,
             kinds,
             hand_kinds,
@@ -130,6 +185,18 @@ impl Layout {
         fill(base, repetitions.saturating_sub(1) as f32 / 3.0);
         fill(base + 1, if us == Color::Gote { 1.0 } else { 0.0 });
         fill(base + 2, 1.0);
+        if self.features == Features::Attacks {
+            for (i, side) in [us, !us].into_iter().enumerate() {
+                let counts = attack_counts(pos, side);
+                for sq in self.variant.geometry().squares() {
+                    let n = counts[sq.index()] as usize;
+                    let (r, c) = self.view(sq, us);
+                    for level in 0..n.min(ATTACK_LEVELS) {
+                        out[(base + 3 + i * ATTACK_LEVELS + level) * hw + r * self.width + c] = 1.0;
+                    }
+                }
+            }
+        }
     }
 
     /// The policy index of legal move `mv` in `pos`.
@@ -190,6 +257,22 @@ impl Layout {
     }
 }
 
+/// How many of `side`'s pieces attack each square (frame index), with
+/// the current occupancy (a slider's attack stops at the first piece).
+pub fn attack_counts(pos: &Position, side: Color) -> [u8; NUM_SQUARES] {
+    let tables = pos.variant().tables();
+    let occ = pos.occupied();
+    let mut counts = [0u8; NUM_SQUARES];
+    for from in pos.pieces_of(side) {
+        if let Some(p) = pos.piece_at(from) {
+            for to in tables.attacks(p.kind.index() as u8, side, from, occ) {
+                counts[to.index()] = counts[to.index()].saturating_add(1);
+            }
+        }
+    }
+    counts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +285,41 @@ mod tests {
         let p = Layout::new(Variant::Pandemonium);
         assert_eq!(p.types, 2 * (64 + 8) + 9);
         assert_eq!(p.planes, 2 * 19 + 18 + 3);
+    }
+
+    #[test]
+    fn attack_planes_count_the_attackers_of_each_square() {
+        let v = Variant::Minishogi;
+        let l = Layout::with_features(v, Features::Attacks);
+        assert_eq!(l.planes, Layout::new(v).planes + 2 * ATTACK_LEVELS);
+        // Gote to move, with pieces in hand and a crowded centre.
+        let pos = parse_position(v, "1r1gk/2s1p/2P2/2S2/KG1BR w b 1").unwrap();
+        let mut x = vec![0.0; l.input_len()];
+        l.encode(&pos, 1, &mut x);
+        let hw = 25;
+        let first = Layout::new(v).planes;
+        let us = pos.side_to_move();
+        let mut seen = 0;
+        for (i, side) in [us, !us].into_iter().enumerate() {
+            let counts = attack_counts(&pos, side);
+            for sq in v.geometry().squares() {
+                // The slow way: every attacker of the square.
+                let n = pos.attackers(sq, side, pos.occupied()).count() as usize;
+                assert_eq!(counts[sq.index()] as usize, n, "{sq}");
+                seen += n;
+                let (r, c) = l.view(sq, us);
+                for level in 0..ATTACK_LEVELS {
+                    let plane = first + i * ATTACK_LEVELS + level;
+                    let want = if n > level { 1.0 } else { 0.0 };
+                    assert_eq!(x[plane * hw + r * 5 + c], want, "side {i} level {level} at {sq}");
+                }
+            }
+        }
+        assert!(seen > 10);
+        // The base planes are those of the base encoding.
+        let mut base = vec![0.0; Layout::new(v).input_len()];
+        Layout::new(v).encode(&pos, 1, &mut base);
+        assert_eq!(&x[..base.len()], &base[..]);
     }
 
     #[test]

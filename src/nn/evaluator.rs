@@ -127,7 +127,7 @@ impl NetEvaluator {
             policy_kernel: device != Device::flex(),
             sync_stages: false,
             device,
-            layout: Layout::new(variant),
+            layout: Layout::with_features(variant, config.features),
             config,
             max_batch: max_batch.max(1),
             name,

@@ -9,7 +9,7 @@ pub mod kernels;
 pub mod model;
 pub mod weights;
 
-pub use encode::Layout;
+pub use encode::{Features, Layout};
 pub use evaluator::{DeviceChoice, NetEvaluator, NetworkLoader, Timings, device, shipped, softmax};
 pub use model::{Net, NetConfig};
 pub use weights::{LoadedNet, WeightsError};

@@ -2,6 +2,7 @@
 //! policy head laid out like [`Layout`](super::Layout) and a value head.
 
 use super::Layout;
+use super::encode::Features;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d, Relu};
 use burn::prelude::*;
@@ -17,7 +18,9 @@ pub struct NetConfig {
     pub value_channels: usize,
     /// Hidden units of the value head.
     pub value_hidden: usize,
-    /// Encoding sizes: input planes, move types, board height and width.
+    /// The input features the net reads, and the encoding sizes: input
+    /// planes, move types, board height and width.
+    pub features: Features,
     pub planes: usize,
     pub types: usize,
     pub height: usize,
@@ -32,6 +35,7 @@ impl NetConfig {
             channels,
             value_channels: 4,
             value_hidden: 64,
+            features: layout.features,
             planes: layout.planes,
             types: layout.types,
             height: layout.height,

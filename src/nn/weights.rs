@@ -12,6 +12,7 @@
 //! leaves a half-written file under the real name.
 
 use super::Layout;
+use super::encode::Features;
 use super::model::{Net, NetConfig};
 use crate::rules::Variant;
 use burn::prelude::*;
@@ -57,10 +58,15 @@ pub struct LoadedNet {
 }
 
 fn header_text(variant: Variant, c: &NetConfig) -> String {
-    format!(
+    let mut text = format!(
         "variant {}\nblocks {}\nchannels {}\nvalue_channels {}\nvalue_hidden {}\nplanes {}\ntypes {}\nheight {}\nwidth {}\n",
         variant, c.blocks, c.channels, c.value_channels, c.value_hidden, c.planes, c.types, c.height, c.width
-    )
+    );
+    // Files of base-feature nets stay as they were before features existed.
+    if c.features != Features::Base {
+        text.push_str(&format!("features {}\n", c.features));
+    }
+    text
 }
 
 fn parse_header(text: &str) -> Result<(Variant, NetConfig), WeightsError> {
@@ -81,6 +87,10 @@ fn parse_header(text: &str) -> Result<(Variant, NetConfig), WeightsError> {
         channels: num("channels")?,
         value_channels: num("value_channels")?,
         value_hidden: num("value_hidden")?,
+        features: match fields.get("features") {
+            Some(f) => f.parse().map_err(bad)?,
+            None => Features::Base,
+        },
         planes: num("planes")?,
         types: num("types")?,
         height: num("height")?,
@@ -165,7 +175,7 @@ pub fn load(bytes: &[u8], wanted: Option<Variant>, device: &Device) -> Result<Lo
     {
         return Err(WeightsError::WrongVariant { found: variant, wanted: w });
     }
-    let layout = Layout::new(variant);
+    let layout = Layout::with_features(variant, config.features);
     let expected = (layout.planes, layout.types, layout.height, layout.width);
     let found = (config.planes, config.types, config.height, config.width);
     if expected != found {

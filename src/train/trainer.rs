@@ -107,7 +107,6 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
         None => None,
     };
     let targets = Targets { teacher: config.teacher.clone(), scale: teacher_scale.unwrap_or(1.0) };
-    let layout = Layout::new(config.variant);
     let device = Device::flex().autodiff();
     let ckpt = checkpoint_dir(&config.out);
     let resume = read_checkpoint(&ckpt, config.variant, &device)?;
@@ -123,6 +122,7 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
             (loaded.net, loaded.config, optim, Rng::new(config.seed), 0, Vec::new())
         }
     };
+    let layout = Layout::with_features(config.variant, net_config.features);
     let resumed_from = (start > 0).then_some(start);
     for step in start..config.steps {
         let picks: Vec<&Sample> = (0..config.batch_size).map(|_| &samples[rng.below(samples.len())]).collect();
