@@ -299,6 +299,12 @@ pub enum Command {
         /// train the value only).
         #[arg(long, default_value_t = 0.0)]
         greedy_share: f64,
+        /// Directories of fixed training data read beside the run's own
+        /// records every generation, e.g. teacher labels (repeatable).
+        #[arg(long)]
+        extra_data: Vec<std::path::PathBuf>,
+        #[command(flatten)]
+        teacher: TeacherTargetArgs,
         /// Tsume samples (mates from random playouts, see `pantheon tsume`)
         /// added to the data each generation (0: none).
         #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=100_000_000))]
@@ -621,6 +627,8 @@ pub fn run(cli: Cli) -> Result<()> {
             max_plies,
             seed,
             greedy_share,
+            extra_data,
+            teacher,
             tsume,
             tsume_mates,
         } => {
@@ -647,8 +655,8 @@ pub fn run(cli: Cli) -> Result<()> {
             };
             let train = crate::train::TrainConfig {
                 variant,
-                data: vec![dir.join("data")],
-                teacher: crate::train::TeacherTargets::default(),
+                data: extra_data,
+                teacher: teacher.targets()?,
                 from: None,
                 out: dir.join("nets/candidate.pnet"),
                 steps: steps as usize,

@@ -31,6 +31,8 @@ pub struct LoopConfig {
     /// Starting weights for a new run (`None`: the shipped net).
     pub from: Option<PathBuf>,
     pub selfplay: SelfPlayConfig,
+    /// Training settings; `data` lists directories read beside the run's
+    /// own `data/` each generation (e.g. teacher labels).
     pub train: TrainConfig,
     pub gate: MatchConfig,
     /// A candidate is promoted when it scores at least this share.
@@ -142,8 +144,12 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
         // where optimisation restarts); restarting from the best net would
         // cap training at one generation's steps while candidates fail.
         let newest = dir.join(format!("nets/gen{}.pnet", g - 1));
+        // The run's own records, then any fixed data the run was given
+        // (teacher labels: `train.data`).
+        let mut data = vec![dir.join("data")];
+        data.extend(config.train.data.iter().cloned());
         let tc = TrainConfig {
-            data: vec![dir.join("data")],
+            data,
             from: Some(if newest.exists() { newest } else { best.clone() }),
             out: candidate.clone(),
             seed: config.train.seed.wrapping_add(g as u64),
