@@ -167,6 +167,11 @@ struct Shared<'a> {
     root_noise: Mutex<Option<Vec<f64>>>,
     /// Mate lines completed for the PV, by the moves the tree gave.
     mate_lines: Mutex<Vec<(Vec<Move>, Vec<Move>)>>,
+    /// Wakes the controller between its ticks when the node limit is
+    /// reached or a proof appears, so a short search does not wait for
+    /// the next tick; `woken` keeps a wake-up sent before it waits.
+    wake: (Mutex<()>, parking_lot::Condvar),
+    woken: AtomicBool,
 }
 
 impl Searcher {
@@ -308,6 +313,8 @@ impl Searcher {
             max_depth: AtomicU32::new(0),
             root_noise: Mutex::new(root_noise),
             mate_lines: Mutex::new(Vec::new()),
+            wake: (Mutex::new(()), parking_lot::Condvar::new()),
+            woken: AtomicBool::new(false),
         };
         {
             // A root kept from an earlier search gets its noise now.
@@ -353,7 +360,7 @@ impl Searcher {
         let until_stopped = limits.infinite || !bounded;
         let mut next_info = started + Duration::from_secs(1);
         loop {
-            std::thread::sleep(Duration::from_millis(2));
+            shared.wait_tick(Duration::from_millis(2));
             if stop.load(Ordering::SeqCst) {
                 return;
             }
@@ -518,6 +525,23 @@ fn sanitize(ans: &mut Evaluation, num_moves: usize) {
 }
 
 impl Shared<'_> {
+    /// Sleeps until the next controller tick, or less when woken.
+    fn wait_tick(&self, tick: Duration) {
+        let mut guard = self.wake.0.lock();
+        if !self.woken.swap(false, Ordering::SeqCst) {
+            self.wake.1.wait_for(&mut guard, tick);
+            self.woken.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// Has the controller look at the search now rather than at its next
+    /// tick.
+    fn wake_controller(&self) {
+        let _guard = self.wake.0.lock();
+        self.woken.store(true, Ordering::SeqCst);
+        self.wake.1.notify_all();
+    }
+
     /// A worker: walk, evaluate, back up, until the search stops.
     fn worker(&self, jobs: Sender<Job>) {
         let (reply_tx, reply_rx) = crossbeam::channel::bounded(1);
@@ -852,7 +876,10 @@ impl Shared<'_> {
             node.value_sum += v;
             v = -v;
         }
-        self.completed.fetch_add(1, Ordering::SeqCst);
+        let completed = self.completed.fetch_add(1, Ordering::SeqCst) + 1;
+        if completed >= self.node_limit || proved {
+            self.wake_controller();
+        }
         if proved {
             for &id in path.iter().rev().skip(1) {
                 if !update_proof(tree, id) {

@@ -20,8 +20,17 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 /// Runs a USI session until `quit` or the end of `input`. Input is read
 /// as bytes: a line that is not UTF-8, or longer than [`MAX_LINE_BYTES`],
 /// gets an `info string error: ...` answer and the session goes on.
-pub fn run(mut input: impl BufRead, output: Output, networks: Box<dyn Networks>) {
+pub fn run(input: impl BufRead, output: Output, networks: Box<dyn Networks>) {
     let mut session = Session::new(output, networks);
+    if feed(&mut session, input) == Flow::Continue {
+        // End of input: behave as `quit`.
+        session.handle("quit");
+    }
+}
+
+/// Hands every line of `input` to the session, as [`run`] does, until
+/// `quit` (then [`Flow::Quit`]) or the end of input.
+pub fn feed(session: &mut Session, mut input: impl BufRead) -> Flow {
     let mut line = Vec::new();
     while let Ok(read) = read_line(&mut input, &mut line, MAX_LINE_BYTES) {
         match read {
@@ -32,7 +41,7 @@ pub fn run(mut input: impl BufRead, output: Output, networks: Box<dyn Networks>)
             Read::Line => match std::str::from_utf8(&line) {
                 Ok(text) => {
                     if session.handle(text) == Flow::Quit {
-                        return;
+                        return Flow::Quit;
                     }
                 }
                 Err(e) => session.error(&format!(
@@ -42,8 +51,7 @@ pub fn run(mut input: impl BufRead, output: Output, networks: Box<dyn Networks>)
             },
         }
     }
-    // End of input: behave as `quit`.
-    session.handle("quit");
+    Flow::Continue
 }
 
 /// What [`read_line`] found.

@@ -94,12 +94,12 @@ impl Session {
         Session { out, options, game, searcher: None, running: None, networks, loaded: None }
     }
 
-    /// Handles one input line.
     /// Answers with `info string error: {text}`.
     pub fn error(&self, text: &str) {
         self.out.error(text);
     }
 
+    /// Handles one input line.
     pub fn handle(&mut self, line: &str) -> Flow {
         self.reap();
         let cmd = match command::parse(line) {
