@@ -1,7 +1,8 @@
 //! Self-play: games in parallel threads whose searches share one batching
 //! evaluator, with root noise, a temperature schedule, playout-cap
 //! randomisation and checked resignation. Each finished game is written as
-//! one shard.
+//! one shard, named by the run's seed and the game's index: rerunning the
+//! same command skips the games already written (a killed run resumes).
 //!
 //! A share of the games can put the material-greedy 1-ply player
 //! ([`greedy_move`]) on one side. Between weak nets a hung piece is often
@@ -104,6 +105,11 @@ pub fn play(
                     // The game's seed depends on the run's seed and the
                     // game's index only, never on which thread plays it.
                     let seed = config.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    if let Some(report) = written_game(config, index) {
+                        on_game(&report);
+                        reports.lock().push(report);
+                        continue;
+                    }
                     match play_one(config, &mut searcher, index, seed) {
                         Ok(report) => {
                             on_game(&report);
@@ -121,6 +127,36 @@ pub fn play(
     let mut reports = reports.into_inner();
     reports.sort_by_key(|r| r.index);
     Ok(reports)
+}
+
+/// A game's shard name: the variant, the run's seed and the game's index,
+/// so that a rerun of the same command (a resumed run) finds the games it
+/// already wrote, and workers with different seeds never collide.
+fn shard_name(config: &SelfPlayConfig, index: usize) -> String {
+    format!("{}-{:016x}-{index:06}", config.variant, config.seed)
+}
+
+/// The report of a game found already written by an earlier run of the
+/// same command.
+fn written_game(config: &SelfPlayConfig, index: usize) -> Option<GameReport> {
+    let path = config.out.join(format!("{}.{}", shard_name(config, index), super::record::SHARD_EXTENSION));
+    let shard = Shard::read(&path).ok()?;
+    // The first position's value is the result from sente's view.
+    let winner = match shard.samples.first().map(|s| (s.value, s.position.side_to_move())) {
+        Some((v, side)) if v > 0.5 => Some(side),
+        Some((v, side)) if v < -0.5 => Some(!side),
+        _ => None,
+    };
+    Some(GameReport {
+        index,
+        plies: shard.samples.len(),
+        samples: shard.samples.len(),
+        result: "written before (resumed)".into(),
+        false_resign: None,
+        winner,
+        greedy: None,
+        path,
+    })
 }
 
 fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed: u64) -> Result<GameReport, String> {
@@ -198,9 +234,7 @@ fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed
         _ => None,
     };
     let shard = Shard { variant: config.variant, model_id: config.model_id.clone(), samples };
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
-    let name = format!("{}-{stamp}-{}-{index:06}", config.variant, std::process::id());
-    let path = shard.write(&config.out, &name).map_err(|e| e.to_string())?;
+    let path = shard.write(&config.out, &shard_name(config, index)).map_err(|e| e.to_string())?;
     Ok(GameReport {
         index,
         plies: game.moves().len(),

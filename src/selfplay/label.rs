@@ -16,7 +16,7 @@
 //! units (a game, or a chunk of positions) written as one shard each, so a
 //! killed run resumes where it stopped: rerun the same command.
 
-use super::record::{Sample, Shard, TeacherLabel, read_shards};
+use super::record::{Sample, Shard, TeacherLabel, read_dir};
 use crate::mcts::{Rng, Score};
 use crate::notation::UsiMove;
 use crate::rules::{Color, Game, Move, Position, Variant};
@@ -242,11 +242,12 @@ impl Units {
         match &config.source {
             LabelSource::Games(n) => Ok(Units::Games { count: *n, seed: config.seed }),
             LabelSource::Records(dir) => {
-                let (shards, warnings) = read_shards(dir, config.variant, usize::MAX)?;
+                // In file-name order: a rerun cuts the same chunks.
+                let (samples, warnings) = read_dir(dir, config.variant, usize::MAX)?;
                 if let Some(w) = warnings.first() {
                     eprintln!("warning: {w} (and {} more)", warnings.len() - 1);
                 }
-                let samples = distinct_positions(shards.into_iter().flat_map(|s| s.samples));
+                let samples = distinct_positions(samples);
                 if samples.is_empty() {
                     return Err(LabelError::Config(format!("no {} positions in {}", config.variant, dir.display())));
                 }

@@ -220,19 +220,36 @@ impl Shard {
     }
 }
 
-/// Reads every complete shard of `variant` in `dir`, newest first, up to
-/// `max_samples` samples; damaged shards (and shards of other variants)
-/// are skipped with a warning each.
+/// Reads every complete shard of `variant` in `dir` up to `max_samples`
+/// samples: the newest shards (by modification time) are chosen, then
+/// ordered by file name, so that the same files give the same samples in
+/// the same order whenever they were written (a resumed run's training
+/// sees what an uninterrupted one sees). Damaged shards (and shards of
+/// other variants) are skipped with a warning each.
 pub fn read_dir(dir: &Path, variant: Variant, max_samples: usize) -> Result<(Vec<Sample>, Vec<String>), ShardError> {
-    let (shards, warnings) = read_shards(dir, variant, max_samples)?;
-    let mut samples: Vec<Sample> = shards.into_iter().flat_map(|s| s.samples).collect();
-    samples.truncate(max_samples);
-    Ok((samples, warnings))
+    let (mut shards, warnings) = newest_shards(dir, variant, max_samples)?;
+    // Trim the oldest shard chosen to the window, then order by name.
+    let total: usize = shards.iter().map(|(_, s)| s.samples.len()).sum();
+    if let Some((_, last)) = shards.last_mut() {
+        let keep = last.samples.len().saturating_sub(total.saturating_sub(max_samples));
+        last.samples.truncate(keep);
+    }
+    shards.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok((shards.into_iter().flat_map(|(_, s)| s.samples).collect(), warnings))
 }
 
-/// [`read_dir`] shard by shard: the newest shards of `variant` in `dir`
-/// until they hold at least `max_samples` samples (the last one whole).
+/// The newest shards of `variant` in `dir` until they hold at least
+/// `max_samples` samples (the last one whole), newest first.
 pub fn read_shards(dir: &Path, variant: Variant, max_samples: usize) -> Result<(Vec<Shard>, Vec<String>), ShardError> {
+    let (shards, warnings) = newest_shards(dir, variant, max_samples)?;
+    Ok((shards.into_iter().map(|(_, s)| s).collect(), warnings))
+}
+
+fn newest_shards(
+    dir: &Path,
+    variant: Variant,
+    max_samples: usize,
+) -> Result<(Vec<(PathBuf, Shard)>, Vec<String>), ShardError> {
     let entries = std::fs::read_dir(dir).map_err(|e| ShardError::Io(dir.display().to_string(), e))?;
     let mut paths: Vec<(std::time::SystemTime, PathBuf)> = entries
         .filter_map(|e| e.ok())
@@ -249,7 +266,7 @@ pub fn read_shards(dir: &Path, variant: Variant, max_samples: usize) -> Result<(
         match Shard::read(&path) {
             Ok(s) if s.variant == variant => {
                 samples += s.samples.len();
-                shards.push(s);
+                shards.push((path, s));
             }
             Ok(s) => warnings.push(format!("skipped {}: it is for {}", path.display(), s.variant)),
             Err(e) => warnings.push(format!("skipped {}: {e}", path.display())),

@@ -178,7 +178,6 @@ pub fn write_samples(config: &TsumeConfig) -> Result<TsumeReport, String> {
     }
     std::fs::create_dir_all(&config.out).map_err(|e| format!("cannot create {}: {e}", config.out.display()))?;
     let threads = config.threads.clamp(1, config.samples.max(1));
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
     let results: Vec<Result<TsumeReport, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
@@ -211,7 +210,9 @@ pub fn write_samples(config: &TsumeConfig) -> Result<TsumeReport, String> {
                     report.samples = samples.len();
                     if !samples.is_empty() {
                         let shard = Shard { variant: config.variant, model_id: TSUME_MODEL_ID.into(), samples };
-                        let name = format!("tsume-{}-{stamp}-{}-{t:02}", config.variant, std::process::id());
+                        // Named by the seed: a rerun (a resumed loop) writes
+                        // the same samples under the same names.
+                        let name = format!("tsume-{}-{:016x}-{t:02}", config.variant, config.seed);
                         report.shards.push(shard.write(&config.out, &name).map_err(|e| e.to_string())?);
                     }
                     Ok(report)
