@@ -121,13 +121,8 @@ pub fn to_bytes(variant: Variant, config: &NetConfig, net: &Net) -> Result<Vec<u
 /// Writes a weight file atomically (temporary file, then rename).
 pub fn save(path: &Path, variant: Variant, config: &NetConfig, net: &Net) -> Result<(), WeightsError> {
     let bytes = to_bytes(variant, config, net)?;
-    let write_err = |source| WeightsError::Write { path: path.display().to_string(), source };
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, &bytes).map_err(write_err)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        write_err(e)
-    })
+    crate::atomic_file::write(path, &bytes)
+        .map_err(|source| WeightsError::Write { path: path.display().to_string(), source })
 }
 
 /// Checks a weight file's framing and returns its variant, config and

@@ -204,13 +204,8 @@ impl Shard {
     /// through a temporary file renamed when complete. Returns the path.
     pub fn write(&self, dir: &Path, name: &str) -> Result<PathBuf, ShardError> {
         let path = dir.join(format!("{name}.{SHARD_EXTENSION}"));
-        let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-        let io = |e| ShardError::Io(path.display().to_string(), e);
-        std::fs::write(&tmp, self.to_bytes()).map_err(io)?;
-        std::fs::rename(&tmp, &path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            ShardError::Io(path.display().to_string(), e)
-        })?;
+        crate::atomic_file::write(&path, &self.to_bytes())
+            .map_err(|e| ShardError::Io(path.display().to_string(), e))?;
         Ok(path)
     }
 

@@ -78,9 +78,8 @@ fn read_state(dir: &Path) -> Result<Option<(usize, PathBuf)>, String> {
 }
 
 fn write_state(dir: &Path, generation: usize, best: &Path) -> Result<(), String> {
-    let tmp = dir.join("state.tmp");
-    std::fs::write(&tmp, format!("generation {generation}\nbest {}\n", best.display()))
-        .and_then(|_| std::fs::rename(&tmp, state_path(dir)))
+    let text = format!("generation {generation}\nbest {}\n", best.display());
+    crate::atomic_file::write(&state_path(dir), text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", state_path(dir).display()))
 }
 
@@ -105,7 +104,7 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
                 None => crate::nn::shipped(config.variant).to_vec(),
             };
             crate::nn::weights::parse(&bytes).map_err(|e| e.to_string())?;
-            std::fs::write(&first, bytes).map_err(|e| format!("cannot write {}: {e}", first.display()))?;
+            crate::atomic_file::write(&first, &bytes).map_err(|e| format!("cannot write {}: {e}", first.display()))?;
             write_state(dir, 0, &first)?;
             (0, first)
         }
@@ -224,10 +223,7 @@ fn write_log(dir: &Path, logs: &[GenerationLog]) -> Result<(), String> {
             l.generation, l.games, l.positions, l.policy_loss, l.value_loss, l.score, l.elo, l.accepted, l.seconds
         ));
     }
-    let tmp = dir.join("log.csv.tmp");
-    std::fs::write(&tmp, csv)
-        .and_then(|_| std::fs::rename(&tmp, dir.join("log.csv")))
-        .map_err(|e| format!("cannot write log: {e}"))?;
+    crate::atomic_file::write(&dir.join("log.csv"), csv.as_bytes()).map_err(|e| format!("cannot write log: {e}"))?;
     write_plot(dir, logs)
 }
 
@@ -243,5 +239,5 @@ fn write_plot(dir: &Path, logs: &[GenerationLog]) -> Result<(), String> {
         points.push((l.generation as f64, total));
     }
     let png = super::plot::line_chart(&[("elo", points)], 640, 360);
-    std::fs::write(dir.join("strength.png"), png).map_err(|e| format!("cannot write plot: {e}"))
+    crate::atomic_file::write(&dir.join("strength.png"), &png).map_err(|e| format!("cannot write plot: {e}"))
 }

@@ -305,9 +305,7 @@ fn read_checkpoint(dir: &Path, variant: Variant, device: &Device) -> Result<Opti
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    crate::atomic_file::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Writes `<out>.losses.csv` and `<out>.losses.png`.

@@ -273,9 +273,19 @@ impl UsiEngine {
 
     fn send(&mut self, line: &str) -> Result<(), EngineError> {
         let program = self.spec.command[0].clone();
-        writeln!(self.stdin, "{line}")
-            .and_then(|_| self.stdin.flush())
-            .map_err(|e| EngineError::Write { program, reason: e.to_string() })
+        let Err(e) = writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()) else { return Ok(()) };
+        // A closed pipe usually means the engine has ended: say so.
+        let deadline = Instant::now() + Duration::from_millis(200);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                std::thread::sleep(Duration::from_millis(20));
+                let stderr = self.stderr.lock().clone();
+                let waiting_for = format!("it to read '{}'", line.split_whitespace().next().unwrap_or(line));
+                return Err(EngineError::Died { program, waiting_for, stderr });
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Err(EngineError::Write { program, reason: e.to_string() })
     }
 
     fn wait_for(&mut self, what: &str, mut done: impl FnMut(&str, &mut Self) -> bool) -> Result<(), EngineError> {
