@@ -59,9 +59,9 @@ pub enum Command {
     Selfplay {
         #[arg(long)]
         variant: Variant,
-        /// Weight file (default: the variant's shipped net).
-        #[arg(long, default_value = "")]
-        model: String,
+        /// Weight file, or `shipped` (the default: the variant's shipped net).
+        #[arg(long, default_value = "shipped")]
+        model: crate::nn::ModelSource,
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
         games: u64,
         #[arg(long)]
@@ -97,7 +97,7 @@ pub enum Command {
         max_plies: usize,
         /// auto, gpu or cpu.
         #[arg(long, default_value = "auto")]
-        device: String,
+        device: crate::nn::DeviceChoice,
         /// Network batch size.
         #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
         batch: u64,
@@ -137,10 +137,10 @@ pub enum Command {
         /// Also evaluate the self-play positions with this weight file
         /// (`shipped`: the variant's shipped net).
         #[arg(long)]
-        model: Option<String>,
+        model: Option<crate::nn::ModelSource>,
         /// auto, gpu or cpu.
         #[arg(long, default_value = "auto")]
-        device: String,
+        device: crate::nn::DeviceChoice,
     },
     /// Train a net on self-play records (CPU, burn autodiff); resumes an
     /// interrupted run with the same --out from its checkpoint.
@@ -227,7 +227,7 @@ pub enum Command {
         #[arg(long, default_value_t = 300)]
         max_plies: usize,
         #[arg(long, default_value = "auto")]
-        device: String,
+        device: crate::nn::DeviceChoice,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Leaf mate search of searching players in plies: one value for
@@ -366,13 +366,13 @@ pub enum BenchCommand {
         variant: Variant,
         /// auto, gpu or cpu.
         #[arg(long, default_value = "cpu")]
-        device: String,
+        device: crate::nn::DeviceChoice,
         /// Batch sizes, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "1,16,64,256")]
         batch: Vec<usize>,
-        /// Model file (default: the variant's shipped net).
-        #[arg(long, default_value = "")]
-        model: String,
+        /// Weight file, or `shipped` (the default: the variant's shipped net).
+        #[arg(long, default_value = "shipped")]
+        model: crate::nn::ModelSource,
         /// Forward passes per batch size; the median is reported.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
         runs: u32,
@@ -386,7 +386,7 @@ pub enum BenchCommand {
         variant: Option<Variant>,
         /// Model file (needs --variant; default: each variant's shipped net).
         #[arg(long)]
-        model: Option<String>,
+        model: Option<crate::nn::ModelSource>,
         /// Playout budget per problem.
         #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
         nodes: u64,
@@ -443,12 +443,12 @@ pub struct EngineArgs {
     /// Moves shown with their lines.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=500))]
     pub multipv: u64,
-    /// Model file (default: the variant's shipped net).
-    #[arg(long, default_value = "")]
-    pub model: String,
+    /// Weight file, or `shipped` (the default: the variant's shipped net).
+    #[arg(long, default_value = "shipped")]
+    pub model: crate::nn::ModelSource,
     /// auto, gpu or cpu.
     #[arg(long, default_value = "auto")]
-    pub device: String,
+    pub device: crate::nn::DeviceChoice,
     /// Evaluator batch size.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub batch: u64,
@@ -572,7 +572,7 @@ impl GameArgs {
     /// bad SFEN or the first illegal move and why.
     pub fn game(&self) -> Result<Game> {
         let sfen = self.sfen.as_deref().unwrap_or("startpos");
-        crate::usi::build_game(self.variant, sfen, &self.moves).map_err(|e| anyhow::anyhow!(e))
+        Ok(crate::notation::parse_game(self.variant, sfen, &self.moves)?)
     }
 }
 
@@ -602,7 +602,7 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Bench { what: BenchCommand::Perft { runs } } => bench_perft(runs),
         Command::Bench { what: BenchCommand::Nn { variant, device, batch, model, runs } } => {
-            bench_nn(variant, &device, &batch, &model, runs)
+            bench_nn(variant, device, &batch, &model, runs)
         }
         Command::Net { what: NetCommand::Init { variant, blocks, channels, seed, features, out } } => {
             net_init(variant, (blocks as usize, channels as usize), features, seed, &out)
@@ -691,7 +691,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 gate_score,
                 tsume,
             };
-            crate::train::generations::run(&config, &mut |line| println!("{line}")).map_err(|e| anyhow::anyhow!(e))?;
+            crate::train::generations::run(&config, &mut |line| println!("{line}"))?;
             Ok(())
         }
         Command::Label(args) => args.run(),
@@ -721,7 +721,7 @@ pub fn run(cli: Cli) -> Result<()> {
             let policy_temperature = per_player(&policy_temperature, "--policy-temperature")?;
             anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
             use crate::selfplay::Player;
-            let choice: crate::nn::DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
+            let choice = device;
             let player = |spec: &str, options: &[String], go: &str| -> Result<Player> {
                 if let Some(command) = spec.strip_prefix("usi:") {
                     let engine = teacher::engine_spec(command, options, go, engine_timeout)?;
@@ -731,7 +731,8 @@ pub fn run(cli: Cli) -> Result<()> {
                 }
                 anyhow::ensure!(options.is_empty(), "engine options are only for usi: players");
                 let net = |path: &str| -> Result<Player> {
-                    let e = crate::nn::NetEvaluator::load(variant, path, choice, 8).map_err(|e| anyhow::anyhow!(e))?;
+                    let model: crate::nn::ModelSource = path.parse()?;
+                    let e = crate::nn::NetEvaluator::load(variant, &model, choice, 8)?;
                     Ok(Player::Search(std::sync::Arc::new(e)))
                 };
                 match spec {
@@ -809,7 +810,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Tsume { variant, out, samples, mates, threads, seed } => {
             let config = mates.config(variant, samples, (threads, seed), out)?;
             let started = Instant::now();
-            let report = crate::selfplay::tsume::write_samples(&config).map_err(|e| anyhow::anyhow!(e))?;
+            let report = crate::selfplay::tsume::write_samples(&config)?;
             println!("{report} in {:.1} s", started.elapsed().as_secs_f64());
             for path in &report.shards {
                 println!("wrote {}", path.display());
@@ -817,19 +818,14 @@ pub fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Data { variant, dir, samples, model, device } => {
-            use crate::nn::{DeviceChoice, NetEvaluator};
-            let (shards, warnings) =
-                crate::selfplay::read_shards(&dir, variant, samples as usize).map_err(|e| anyhow::anyhow!(e))?;
+            use crate::nn::NetEvaluator;
+            let (shards, warnings) = crate::selfplay::read_shards(&dir, variant, samples as usize)?;
             for w in &warnings {
                 eprintln!("warning: {w}");
             }
             anyhow::ensure!(!shards.is_empty(), "no {variant} shards in {}", dir.display());
             let net = match model {
-                Some(m) => {
-                    let choice: DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
-                    let file = if m == "shipped" { "" } else { m.as_str() };
-                    Some(NetEvaluator::load(variant, file, choice, 256).map_err(|e| anyhow::anyhow!(e))?)
-                }
+                Some(m) => Some(NetEvaluator::load(variant, &m, device, 256)?),
                 None => None,
             };
             let evaluator = net.as_ref().map(|n| n as &dyn crate::mcts::Evaluator);
@@ -882,8 +878,7 @@ pub fn run(cli: Cli) -> Result<()> {
                         started.elapsed().as_secs_f64()
                     );
                 }
-            })
-            .map_err(|e| anyhow::anyhow!(e))?;
+            })?;
             for w in &report.warnings {
                 eprintln!("warning: {w}");
             }
@@ -927,10 +922,11 @@ pub fn run(cli: Cli) -> Result<()> {
                 anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1");
             }
             anyhow::ensure!(max_plies >= 1, "--max-plies must be at least 1");
-            let choice: crate::nn::DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
-            let net = crate::nn::NetEvaluator::load(variant, &model, choice, batch as usize)
-                .map_err(|e| anyhow::anyhow!(e))?;
-            let model_id = if model.is_empty() { format!("shipped-{variant}") } else { model.clone() };
+            let net = crate::nn::NetEvaluator::load(variant, &model, device, batch as usize)?;
+            let model_id = match &model {
+                crate::nn::ModelSource::Shipped => format!("shipped-{variant}"),
+                file => file.to_string(),
+            };
             let config = crate::selfplay::SelfPlayConfig {
                 variant,
                 games: games as usize,
@@ -964,8 +960,7 @@ pub fn run(cli: Cli) -> Result<()> {
                     r.samples,
                     r.path.display()
                 );
-            })
-            .map_err(|e| anyhow::anyhow!(e))?;
+            })?;
             println!("{}", crate::selfplay::summary(&reports, started.elapsed()));
             Ok(())
         }
@@ -974,7 +969,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 BenchCommand::Mates { variant, model, nodes, batch, mate_plies, random, random_seed, policy_temperature },
         } => bench_mates(
             variant,
-            model.as_deref(),
+            model.as_ref(),
             (nodes, batch as usize, mate_plies, policy_temperature),
             (random as usize, random_seed),
         ),
@@ -1011,13 +1006,31 @@ fn bench_perft(runs: u32) -> Result<()> {
 
 fn run_usi() -> Result<()> {
     let stdin = std::io::stdin();
-    crate::usi::run(stdin.lock(), crate::usi::Output::new(std::io::stdout()), Box::new(crate::nn::NetworkLoader));
+    crate::usi::run(stdin.lock(), crate::usi::Output::new(std::io::stdout()), Box::new(EngineNets));
     Ok(())
+}
+
+/// Where the USI engine's evaluators come from: the nets, through `nn`
+/// (the two layers meet here, above both).
+struct EngineNets;
+
+impl crate::usi::Networks for EngineNets {
+    fn load(
+        &mut self,
+        variant: Variant,
+        model_file: &str,
+        device: &str,
+        batch: usize,
+    ) -> Result<std::sync::Arc<dyn crate::mcts::Evaluator>, String> {
+        let choice: crate::nn::DeviceChoice = device.parse().map_err(|e: crate::nn::DeviceError| e.to_string())?;
+        let model = model_file.parse().unwrap_or_default();
+        let net = crate::nn::NetEvaluator::load(variant, &model, choice, batch).map_err(|e| e.to_string())?;
+        Ok(std::sync::Arc::new(net))
+    }
 }
 
 fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, engine: &EngineArgs) -> Result<()> {
     use crate::mcts::{Limits, Score, SearchParams, Searcher};
-    use crate::usi::Networks as _;
     use std::io::IsTerminal;
     use std::sync::atomic::AtomicBool;
     let game = args.game()?;
@@ -1026,9 +1039,7 @@ fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, engine: &Engi
         println!("the game is over: {outcome}");
         return Ok(());
     }
-    let evaluator = crate::nn::NetworkLoader
-        .load(args.variant, &engine.model, &engine.device, engine.batch as usize)
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let evaluator = crate::nn::NetEvaluator::load(args.variant, &engine.model, engine.device, engine.batch as usize)?;
     let params = SearchParams {
         threads: engine.threads as usize,
         batch_size: engine.batch as usize,
@@ -1047,7 +1058,7 @@ fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, engine: &Engi
         (None, None) => Some(std::time::Duration::from_secs(10)),
         _ => None,
     };
-    let mut searcher = Searcher::new(evaluator, params);
+    let mut searcher = Searcher::new(std::sync::Arc::new(evaluator), params);
     searcher.set_position(&game);
     let limits = Limits { nodes, movetime, ..Limits::default() };
     let variant = args.variant;
@@ -1137,11 +1148,8 @@ fn net_init(
     out: &std::path::Path,
 ) -> Result<()> {
     use crate::nn::{Layout, NetConfig};
-    let device = burn::prelude::Device::flex();
-    device.seed(seed);
     let config = NetConfig::new(&Layout::with_features(variant, features), blocks, channels);
-    let net = config.init(&device);
-    crate::nn::weights::save(out, variant, &config, &net)?;
+    crate::nn::weights::save_initial(out, variant, &config, seed)?;
     println!("wrote {} ({} parameters, {} blocks x {} channels)", out.display(), config.parameters(), blocks, channels);
     Ok(())
 }
@@ -1163,13 +1171,18 @@ fn net_info(path: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-fn bench_nn(variant: Variant, device: &str, batches: &[usize], model: &str, runs: u32) -> Result<()> {
+fn bench_nn(
+    variant: Variant,
+    device: crate::nn::DeviceChoice,
+    batches: &[usize],
+    model: &crate::nn::ModelSource,
+    runs: u32,
+) -> Result<()> {
     use crate::mcts::EvalRequest;
-    use crate::nn::{DeviceChoice, NetEvaluator};
+    use crate::nn::NetEvaluator;
     anyhow::ensure!(batches.iter().all(|&b| (1..=4096).contains(&b)), "--batch sizes must be 1 to 4096");
-    let choice: DeviceChoice = device.parse().map_err(|e: String| anyhow::anyhow!(e))?;
     let max = batches.iter().copied().max().unwrap_or(1);
-    let mut eval = NetEvaluator::load(variant, model, choice, max).map_err(|e| anyhow::anyhow!(e))?;
+    let mut eval = NetEvaluator::load(variant, model, device, max)?;
     eval.set_stage_timing(true);
     let c = eval.config().clone();
     // On the GPU both policy paths are measured: every logit read back and
@@ -1235,7 +1248,7 @@ fn bench_nn(variant: Variant, device: &str, batches: &[usize], model: &str, runs
 
 fn bench_mates(
     only: Option<Variant>,
-    model: Option<&str>,
+    model: Option<&crate::nn::ModelSource>,
     (nodes, batch, mate_plies, policy_temperature): (u64, usize, u32, f64),
     (random, random_seed): (usize, u64),
 ) -> Result<()> {
@@ -1276,10 +1289,12 @@ fn bench_mates(
         if let Some((_, n)) = nets.iter().find(|(v, _)| *v == variant) {
             return Ok(n.clone());
         }
-        let n: Arc<dyn Evaluator> = Arc::new(
-            NetEvaluator::load(variant, model.unwrap_or(""), DeviceChoice::Cpu, batch)
-                .map_err(|e| anyhow::anyhow!(e))?,
-        );
+        let n: Arc<dyn Evaluator> = Arc::new(NetEvaluator::load(
+            variant,
+            model.unwrap_or(&crate::nn::ModelSource::Shipped),
+            DeviceChoice::Cpu,
+            batch,
+        )?);
         nets.push((variant, n.clone()));
         Ok(n)
     };
@@ -1396,7 +1411,7 @@ fn bench_search(
     anyhow::ensure!(threads.iter().all(|&t| (1..=256).contains(&t)), "--threads must be 1 to 256");
     anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
     let net: Arc<dyn Evaluator> =
-        Arc::new(NetEvaluator::load(variant, "", DeviceChoice::Cpu, batch).map_err(|e| anyhow::anyhow!(e))?);
+        Arc::new(NetEvaluator::load(variant, &crate::nn::ModelSource::Shipped, DeviceChoice::Cpu, batch)?);
     // The network's raw throughput at this batch size, from positions of a
     // short search so they look like search leaves.
     let raw = {

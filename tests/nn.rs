@@ -194,7 +194,8 @@ fn one_optimiser_step_lowers_the_loss() {
 #[test]
 fn shipped_nets_load_for_every_variant() {
     for variant in Variant::ALL {
-        let eval = NetEvaluator::load(variant, "", pantheon::nn::DeviceChoice::Cpu, 8).unwrap();
+        let eval = NetEvaluator::load(variant, &pantheon::nn::ModelSource::Shipped, pantheon::nn::DeviceChoice::Cpu, 8)
+            .unwrap();
         let reqs = requests(variant, 2);
         assert_eq!(eval.evaluate(&reqs).len(), 2);
     }

@@ -1,5 +1,5 @@
-//! The network as the search's [`Evaluator`], and the engine's
-//! [`Networks`](crate::usi::Networks): device choice and shipped nets.
+//! The network as the search's [`Evaluator`]: device choice, the shipped
+//! nets, and loading a net with typed errors.
 
 use super::Layout;
 use super::model::{Net, NetConfig};
@@ -7,7 +7,6 @@ use super::weights::{self, WeightsError};
 use crate::mcts::{EvalRequest, Evaluation, Evaluator};
 use crate::rules::Variant;
 use burn::prelude::*;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Where the network runs.
@@ -20,21 +19,81 @@ pub enum DeviceChoice {
 }
 
 impl std::str::FromStr for DeviceChoice {
-    type Err = String;
-    fn from_str(s: &str) -> Result<DeviceChoice, String> {
+    type Err = DeviceError;
+    fn from_str(s: &str) -> Result<DeviceChoice, DeviceError> {
         match s.to_ascii_lowercase().as_str() {
             "auto" => Ok(DeviceChoice::Auto),
             "gpu" => Ok(DeviceChoice::Gpu),
             "cpu" => Ok(DeviceChoice::Cpu),
-            _ => Err(format!("unknown device '{s}' (expected auto, gpu or cpu)")),
+            _ => Err(DeviceError::Unknown(s.to_string())),
         }
     }
+}
+
+impl std::fmt::Display for DeviceChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DeviceChoice::Auto => "auto",
+            DeviceChoice::Gpu => "gpu",
+            DeviceChoice::Cpu => "cpu",
+        })
+    }
+}
+
+/// Why a device cannot be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    #[error("unknown device '{0}' (expected auto, gpu or cpu)")]
+    Unknown(String),
+    #[error("this build has no GPU backend (build with the gpu feature); use Device cpu or auto")]
+    NoGpuBackend,
+    #[error("no usable GPU adapter: {0}")]
+    NoAdapter(String),
+}
+
+/// Which net: the variant's shipped one, or a weight file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ModelSource {
+    #[default]
+    Shipped,
+    File(std::path::PathBuf),
+}
+
+impl std::str::FromStr for ModelSource {
+    type Err = std::convert::Infallible;
+    /// `shipped` (or nothing) for the shipped net, else a file path.
+    fn from_str(s: &str) -> Result<ModelSource, Self::Err> {
+        Ok(match s {
+            "" | "shipped" => ModelSource::Shipped,
+            path => ModelSource::File(path.into()),
+        })
+    }
+}
+
+impl std::fmt::Display for ModelSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelSource::Shipped => f.write_str("shipped"),
+            ModelSource::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// Why a net cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    #[error("shipped net: {0}")]
+    Shipped(WeightsError),
+    #[error("{path}: {source}")]
+    File { path: String, source: WeightsError },
 }
 
 /// The burn device for a choice: `cpu` is burn's flex backend; `gpu` the
 /// wgpu backend (any adapter, software ones included); `auto` the GPU when
 /// a real one is present, else the CPU.
-pub fn device(choice: DeviceChoice) -> Result<Device, String> {
+pub fn device(choice: DeviceChoice) -> Result<Device, DeviceError> {
     match choice {
         DeviceChoice::Cpu => Ok(Device::flex()),
         DeviceChoice::Gpu => gpu_device(),
@@ -57,21 +116,21 @@ pub fn has_real_gpu() -> bool {
 /// The process's wgpu device, made once (burn's wgpu runtime cannot be
 /// initialised twice); the error is remembered too.
 #[cfg(feature = "gpu")]
-fn gpu_device() -> Result<Device, String> {
+fn gpu_device() -> Result<Device, DeviceError> {
     use burn::tensor::DeviceKind;
-    static GPU: std::sync::OnceLock<Result<Device, String>> = std::sync::OnceLock::new();
+    static GPU: std::sync::OnceLock<Result<Device, DeviceError>> = std::sync::OnceLock::new();
     GPU.get_or_init(|| {
         Device::wgpu_options()
             .device_kind(DeviceKind::DefaultDevice)
             .init()
-            .map_err(|e| format!("no usable GPU adapter: {e}"))
+            .map_err(|e| DeviceError::NoAdapter(e.to_string()))
     })
     .clone()
 }
 
 #[cfg(not(feature = "gpu"))]
-fn gpu_device() -> Result<Device, String> {
-    Err("this build has no GPU backend (build with the gpu feature); use Device cpu or auto".into())
+fn gpu_device() -> Result<Device, DeviceError> {
+    Err(DeviceError::NoGpuBackend)
 }
 
 /// The weight file shipped for each variant, embedded in the binary.
@@ -190,17 +249,24 @@ impl NetEvaluator {
         }
     }
 
-    /// Loads `model_file` (empty: the shipped net) for `variant`.
-    pub fn load(variant: Variant, model_file: &str, choice: DeviceChoice, max_batch: usize) -> Result<Self, String> {
+    /// Loads the net of `model` for `variant`.
+    pub fn load(
+        variant: Variant,
+        model: &ModelSource,
+        choice: DeviceChoice,
+        max_batch: usize,
+    ) -> Result<Self, LoadError> {
         let device = device(choice)?;
-        let (loaded, name) = if model_file.is_empty() {
-            let net = weights::load(shipped(variant), Some(variant), &device)
-                .map_err(|e: WeightsError| format!("shipped net: {e}"))?;
-            (net, format!("shipped {variant} net"))
-        } else {
-            let net = weights::load_file(std::path::Path::new(model_file), Some(variant), &device)
-                .map_err(|e| format!("{model_file}: {e}"))?;
-            (net, model_file.to_string())
+        let (loaded, name) = match model {
+            ModelSource::Shipped => {
+                let net = weights::load(shipped(variant), Some(variant), &device).map_err(LoadError::Shipped)?;
+                (net, format!("shipped {variant} net"))
+            }
+            ModelSource::File(path) => {
+                let net = weights::load_file(path, Some(variant), &device)
+                    .map_err(|source| LoadError::File { path: path.display().to_string(), source })?;
+                (net, path.display().to_string())
+            }
         };
         let c = &loaded.config;
         let where_ = if device == Device::flex() { "cpu" } else { "gpu" };
@@ -342,21 +408,5 @@ impl Evaluator for NetEvaluator {
 
     fn name(&self) -> String {
         self.name.clone()
-    }
-}
-
-/// Loads nets for the USI engine and the command line.
-pub struct NetworkLoader;
-
-impl crate::usi::Networks for NetworkLoader {
-    fn load(
-        &mut self,
-        variant: Variant,
-        model_file: &str,
-        device: &str,
-        batch: usize,
-    ) -> Result<Arc<dyn Evaluator>, String> {
-        let choice: DeviceChoice = device.parse()?;
-        Ok(Arc::new(NetEvaluator::load(variant, model_file, choice, batch)?))
     }
 }

@@ -10,6 +10,8 @@ pub mod model;
 pub mod weights;
 
 pub use encode::{Features, Layout};
-pub use evaluator::{DeviceChoice, NetEvaluator, NetworkLoader, Timings, device, shipped, softmax};
+pub use evaluator::{
+    DeviceChoice, DeviceError, LoadError, ModelSource, NetEvaluator, Timings, device, shipped, softmax,
+};
 pub use model::{Net, NetConfig};
 pub use weights::{LoadedNet, WeightsError};

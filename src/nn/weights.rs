@@ -118,6 +118,14 @@ pub fn to_bytes(variant: Variant, config: &NetConfig, net: &Net) -> Result<Vec<u
     Ok(out)
 }
 
+/// Writes a freshly initialised net of `config` (random weights drawn
+/// from `seed`) to `path`: the starting point of training.
+pub fn save_initial(path: &Path, variant: Variant, config: &NetConfig, seed: u64) -> Result<(), WeightsError> {
+    let device = Device::flex();
+    device.seed(seed);
+    save(path, variant, config, &config.init(&device))
+}
+
 /// Writes a weight file atomically (temporary file, then rename).
 pub fn save(path: &Path, variant: Variant, config: &NetConfig, net: &Net) -> Result<(), WeightsError> {
     let bytes = to_bytes(variant, config, net)?;

@@ -37,6 +37,15 @@ pub enum SfenError {
 }
 
 /// Parses an SFEN (or `startpos`) of `variant` into a validated position.
+impl Position {
+    /// The variant's start position. Defined here, not in `rules`: the
+    /// start is written in the variant's spec as SFEN text, and the rules
+    /// layer does not parse text.
+    pub fn startpos(variant: Variant) -> Position {
+        parse_position(variant, variant.spec().start_sfen).expect("start SFEN of every variant is valid")
+    }
+}
+
 pub fn parse_position(variant: Variant, text: &str) -> Result<Position, SfenError> {
     Ok(Position::from_setup(&parse_setup(variant, text)?)?)
 }

@@ -1,7 +1,7 @@
 //! USI move text: `7g7f`, `2b3a+`, `P*5e`. On minishogi's board the same
 //! form with files 1-5 and ranks a-e.
 
-use crate::rules::{Game, Geometry, Move, PieceKind, Position, Square, Variant};
+use crate::rules::{Color, Game, Geometry, Move, PieceKind, Position, Square, Variant};
 
 /// A move as written, checked for syntax and board bounds only.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -32,7 +32,44 @@ pub enum UsiMoveError {
 #[error("illegal move {text}: {reason}")]
 pub struct IllegalMove {
     pub text: String,
-    pub reason: String,
+    pub reason: IllegalReason,
+}
+
+/// The rule a move breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IllegalReason {
+    #[error("there is no piece on {0}")]
+    NoPiece(Square),
+    #[error("the {name} on {from} belongs to {owner}")]
+    NotOwnPiece { name: &'static str, from: Square, owner: Color },
+    #[error("{to} is occupied by a piece of {us}")]
+    OwnPieceThere { to: Square, us: Color },
+    #[error("a {name} on {from} cannot move to {to}")]
+    CannotReach { name: &'static str, from: Square, to: Square },
+    #[error("a {name} cannot promote")]
+    CannotPromote { name: &'static str },
+    #[error("a promotion needs a move into, within or out of the promotion zone")]
+    OutsideZone,
+    #[error("the {name} must promote on this move (write {from}{to}+)")]
+    MustPromote { name: &'static str, from: Square, to: Square },
+    #[error("'{letter}' is not a piece that can be dropped in {variant}")]
+    NotDroppable { letter: char, variant: Variant },
+    #[error("{us} has no {name} in hand")]
+    NotInHand { us: Color, name: &'static str },
+    #[error("{0} is not empty")]
+    Occupied(Square),
+    #[error("a {name} dropped on {to} could never move")]
+    DeadDrop { name: &'static str, to: Square },
+    #[error("{us} already has an unpromoted pawn on file {file}")]
+    TwoPawns { us: Color, file: u8 },
+    #[error("a pawn drop may not give checkmate")]
+    PawnDropMate,
+    #[error("it does not get the king out of check")]
+    StillInCheck,
+    #[error("it would leave the king in check")]
+    SelfCheck,
+    #[error("it would repeat a position a third time")]
+    ThirdRepetition,
 }
 
 impl UsiMove {
@@ -71,16 +108,16 @@ impl UsiMove {
     pub fn to_game_move(self, game: &Game) -> Result<Move, IllegalMove> {
         let mv = self.to_move(game.position())?;
         if game.repeats_third_time(mv) {
-            return Err(self.illegal("it would repeat a position a third time".into()));
+            return Err(self.illegal(IllegalReason::ThirdRepetition));
         }
         Ok(mv)
     }
 
-    fn illegal(self, reason: String) -> IllegalMove {
+    fn illegal(self, reason: IllegalReason) -> IllegalMove {
         IllegalMove { text: self.to_string(), reason }
     }
 
-    fn to_move_unchecked(self, pos: &Position) -> Result<Move, String> {
+    fn to_move_unchecked(self, pos: &Position) -> Result<Move, IllegalReason> {
         match self {
             UsiMove::Normal { from, to, promote } => Ok(Move::Normal { from, to, promote }),
             UsiMove::Drop { letter, to } => {
@@ -88,7 +125,7 @@ impl UsiMove {
                 let hand_kinds = &spec.pieces[..spec.hand_kinds as usize];
                 match hand_kinds.iter().position(|p| p.letter == letter as u8) {
                     Some(k) => Ok(Move::Drop { kind: PieceKind(k as u8), to }),
-                    None => Err(format!("'{letter}' is not a piece that can be dropped in {}", pos.variant())),
+                    None => Err(IllegalReason::NotDroppable { letter, variant: pos.variant() }),
                 }
             }
         }
@@ -130,65 +167,60 @@ pub fn format_move(variant: Variant, mv: Move) -> String {
 }
 
 /// Explains why `mv` is not legal in `pos` (it is known not to be).
-fn diagnose(pos: &Position, mv: Move) -> String {
+fn diagnose(pos: &Position, mv: Move) -> IllegalReason {
+    use IllegalReason::*;
     let t = pos.variant().tables();
     let spec = t.spec;
     let us = pos.side_to_move();
-    let check_reason = || {
-        if pos.in_check() {
-            "it does not get the king out of check".to_string()
-        } else {
-            "it would leave the king in check".to_string()
-        }
-    };
+    let check_reason = || if pos.in_check() { StillInCheck } else { SelfCheck };
     match mv {
         Move::Normal { from, to, promote } => {
             let Some(piece) = pos.piece_at(from) else {
-                return format!("there is no piece on {from}");
+                return NoPiece(from);
             };
             let name = spec.pieces[piece.kind.index()].name;
             if piece.color != us {
-                return format!("the {name} on {from} belongs to {}", piece.color);
+                return NotOwnPiece { name, from, owner: piece.color };
             }
             if pos.piece_at(to).is_some_and(|p| p.color == us) {
-                return format!("{to} is occupied by a piece of {us}");
+                return OwnPieceThere { to, us };
             }
             if !t.attacks(piece.kind.0, us, from, pos.occupied()).contains(to) {
-                return format!("a {name} on {from} cannot move to {to}");
+                return CannotReach { name, from, to };
             }
             let eligible = t.zone[us.index()].contains(from) || t.zone[us.index()].contains(to);
             if promote && !t.is_promotable(piece.kind.0) {
-                return format!("a {name} cannot promote");
+                return CannotPromote { name };
             }
             if promote && !eligible {
-                return "a promotion needs a move into, within or out of the promotion zone".into();
+                return OutsideZone;
             }
             let must = t.must_promote[piece.kind.index()][us.index()].contains(to);
             if !promote && eligible && t.is_promotable(piece.kind.0) && must {
-                return format!("the {name} must promote on this move (write {from}{to}+)");
+                return MustPromote { name, from, to };
             }
             check_reason()
         }
         Move::Drop { kind, to } => {
             let name = spec.pieces[kind.index()].name;
             if pos.hand(us).count(kind.0) == 0 {
-                return format!("{us} has no {name} in hand");
+                return NotInHand { us, name };
             }
             if pos.piece_at(to).is_some() {
-                return format!("{to} is not empty");
+                return Occupied(to);
             }
             if !t.drop_to[kind.index()][us.index()].contains(to) {
-                return format!("a {name} dropped on {to} could never move");
+                return DeadDrop { name, to };
             }
             if kind.0 == t.pawn {
                 let own_pawn_on_file = pos.pieces(us, kind) & t.files[to.file() as usize];
                 if spec.pawn_drops.two_pawns && own_pawn_on_file.any() {
-                    return format!("{us} already has an unpromoted pawn on file {}", to.file());
+                    return TwoPawns { us, file: to.file() };
                 }
                 let gives_check = t.leaps[kind.index()][us.index()][to.index()].contains(pos.king(!us));
                 let blocks = pos.checkers().first().is_none_or(|c| pos.interpositions(pos.king(us), c).contains(to));
                 if spec.pawn_drops.no_drop_mate && gives_check && blocks {
-                    return "a pawn drop may not give checkmate".into();
+                    return PawnDropMate;
                 }
             }
             check_reason()

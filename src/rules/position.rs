@@ -45,12 +45,6 @@ impl PartialEq for Position {
 impl Eq for Position {}
 
 impl Position {
-    /// The variant's start position.
-    pub fn startpos(variant: Variant) -> Position {
-        crate::notation::sfen::parse_position(variant, variant.spec().start_sfen)
-            .expect("start SFEN of every variant is valid")
-    }
-
     /// Validates a setup: one king each, no piece that could never move,
     /// no two unpromoted pawns on a file where the variant forbids it, the
     /// side not to move not in check.

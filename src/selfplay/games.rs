@@ -13,7 +13,7 @@
 
 use super::baselines::{greedy_move, material_values};
 use super::batching::BatchingEvaluator;
-use super::record::{Sample, Shard};
+use super::record::{Sample, SelfPlayError, Shard};
 use crate::mcts::{Evaluator, Limits, Proof, Rng, SearchParams, Searcher};
 use crate::rules::{Color, Game, Position, Variant};
 use std::path::PathBuf;
@@ -79,8 +79,8 @@ pub fn play(
     config: &SelfPlayConfig,
     evaluator: Arc<dyn Evaluator>,
     on_game: &(dyn Fn(&GameReport) + Sync),
-) -> Result<Vec<GameReport>, String> {
-    std::fs::create_dir_all(&config.out).map_err(|e| format!("cannot create {}: {e}", config.out.display()))?;
+) -> Result<Vec<GameReport>, SelfPlayError> {
+    super::record::create_dir(&config.out)?;
     let shared: Arc<dyn Evaluator> = Arc::new(BatchingEvaluator::new(evaluator, Duration::from_millis(2)));
     let next = AtomicUsize::new(0);
     let reports = parking_lot::Mutex::new(Vec::new());
@@ -159,7 +159,12 @@ fn written_game(config: &SelfPlayConfig, index: usize) -> Option<GameReport> {
     })
 }
 
-fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed: u64) -> Result<GameReport, String> {
+fn play_one(
+    config: &SelfPlayConfig,
+    searcher: &mut Searcher,
+    index: usize,
+    seed: u64,
+) -> Result<GameReport, SelfPlayError> {
     let mut rng = Rng::new(seed);
     let may_resign = rng.uniform() >= config.no_resign_share;
     // The random number is drawn only when greedy_share > 0, so seeds
@@ -182,8 +187,7 @@ fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed
         }
         let side = game.position().side_to_move();
         let (mv, full, policy) = if greedy == Some(side) {
-            let mv = greedy_move(&game, &piece_values, &mut rng)
-                .ok_or("the greedy player found no move in an unfinished game")?;
+            let mv = greedy_move(&game, &piece_values, &mut rng).ok_or(SelfPlayError::NoMove("the greedy player"))?;
             (mv, false, Vec::new())
         } else {
             let full = rng.uniform() < config.full_share;
@@ -203,7 +207,7 @@ fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed
                 }
             }
             let temperature = if game.moves().len() < config.temperature_plies { 1.0 } else { 0.0 };
-            let mv = searcher.pick_move(&result, temperature).ok_or("search returned no move in an unfinished game")?;
+            let mv = searcher.pick_move(&result, temperature).ok_or(SelfPlayError::NoMove("the search"))?;
             (mv, full, if full { result.visits } else { Vec::new() })
         };
         samples.push(Sample {
@@ -234,7 +238,7 @@ fn play_one(config: &SelfPlayConfig, searcher: &mut Searcher, index: usize, seed
         _ => None,
     };
     let shard = Shard { variant: config.variant, model_id: config.model_id.clone(), samples };
-    let path = shard.write(&config.out, &shard_name(config, index)).map_err(|e| e.to_string())?;
+    let path = shard.write(&config.out, &shard_name(config, index))?;
     Ok(GameReport {
         index,
         plies: game.moves().len(),

@@ -89,6 +89,27 @@ pub enum ShardError {
     Bad(String),
 }
 
+/// Why self-play (or tsume sample making) failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SelfPlayError {
+    #[error("cannot create {path}: {source}")]
+    Create { path: String, source: std::io::Error },
+    #[error(transparent)]
+    Shard(#[from] ShardError),
+    #[error("mate length must be odd, got {0} plies")]
+    EvenMateLength(u32),
+    #[error("a {0} thread panicked")]
+    Panicked(&'static str),
+    /// A player had no move in a game that is not over (a bug).
+    #[error("{0} found no move in an unfinished game")]
+    NoMove(&'static str),
+}
+
+/// Creates `dir` (and its parents) for records.
+pub fn create_dir(dir: &Path) -> Result<(), SelfPlayError> {
+    std::fs::create_dir_all(dir).map_err(|source| SelfPlayError::Create { path: dir.display().to_string(), source })
+}
+
 fn put_str(out: &mut Vec<u8>, s: &str) {
     let bytes = &s.as_bytes()[..s.len().min(u16::MAX as usize)];
     out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
@@ -240,11 +261,14 @@ pub fn read_shards(dir: &Path, variant: Variant, max_samples: usize) -> Result<(
     Ok((shards.into_iter().map(|(_, s)| s).collect(), warnings))
 }
 
+/// A shard and the file it came from.
+type NamedShard = (PathBuf, Shard);
+
 fn newest_shards(
     dir: &Path,
     variant: Variant,
     max_samples: usize,
-) -> Result<(Vec<(PathBuf, Shard)>, Vec<String>), ShardError> {
+) -> Result<(Vec<NamedShard>, Vec<String>), ShardError> {
     let entries = std::fs::read_dir(dir).map_err(|e| ShardError::Io(dir.display().to_string(), e))?;
     let mut paths: Vec<(std::time::SystemTime, PathBuf)> = entries
         .filter_map(|e| e.ok())

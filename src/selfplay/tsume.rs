@@ -13,7 +13,7 @@
 //! random playouts; a generated position equal to one of them is skipped,
 //! so nets are never trained on the problems they are measured on.
 
-use super::record::{Sample, Shard};
+use super::record::{Sample, SelfPlayError, Shard};
 use crate::mcts::{Rng, find_mate, mate_line};
 use crate::rules::{Game, Position, Variant};
 use std::path::PathBuf;
@@ -172,13 +172,13 @@ pub fn mate_samples(problem: &RandomMate, budget: u64) -> Vec<Sample> {
 
 /// Generates mates on `config.threads` threads and writes their samples
 /// as shards (one per thread) into `config.out`.
-pub fn write_samples(config: &TsumeConfig) -> Result<TsumeReport, String> {
+pub fn write_samples(config: &TsumeConfig) -> Result<TsumeReport, SelfPlayError> {
     if config.max_plies == 0 || config.max_plies.is_multiple_of(2) {
-        return Err(format!("mate length must be odd, got {} plies", config.max_plies));
+        return Err(SelfPlayError::EvenMateLength(config.max_plies));
     }
-    std::fs::create_dir_all(&config.out).map_err(|e| format!("cannot create {}: {e}", config.out.display()))?;
+    super::record::create_dir(&config.out)?;
     let threads = config.threads.clamp(1, config.samples.max(1));
-    let results: Vec<Result<TsumeReport, String>> = std::thread::scope(|s| {
+    let results: Vec<Result<TsumeReport, SelfPlayError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 s.spawn(move || {
@@ -213,13 +213,13 @@ pub fn write_samples(config: &TsumeConfig) -> Result<TsumeReport, String> {
                         // Named by the seed: a rerun (a resumed loop) writes
                         // the same samples under the same names.
                         let name = format!("tsume-{}-{:016x}-{t:02}", config.variant, config.seed);
-                        report.shards.push(shard.write(&config.out, &name).map_err(|e| e.to_string())?);
+                        report.shards.push(shard.write(&config.out, &name)?);
                     }
                     Ok(report)
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a tsume thread panicked".into()))).collect()
+        handles.into_iter().map(|h| h.join().unwrap_or(Err(SelfPlayError::Panicked("tsume")))).collect()
     });
     let mut total = TsumeReport { mates: vec![0; config.max_plies as usize / 2 + 1], ..Default::default() };
     for r in results {

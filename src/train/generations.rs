@@ -42,6 +42,30 @@ pub struct LoopConfig {
     pub tsume: TsumeConfig,
 }
 
+/// Why the loop stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum LoopError {
+    #[error("{path}: {what}")]
+    State { path: String, what: String },
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("cannot write {path}: {source}")]
+    Write { path: String, source: std::io::Error },
+    #[error("the starting net: {0}")]
+    Start(#[from] crate::nn::WeightsError),
+    #[error(transparent)]
+    Load(#[from] crate::nn::LoadError),
+    #[error(transparent)]
+    SelfPlay(#[from] crate::selfplay::SelfPlayError),
+    #[error(transparent)]
+    Train(#[from] super::trainer::TrainError),
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), LoopError> {
+    crate::atomic_file::write(path, bytes)
+        .map_err(|source| LoopError::Write { path: path.display().to_string(), source })
+}
+
 /// One finished generation.
 #[derive(Clone, Debug)]
 pub struct GenerationLog {
@@ -60,7 +84,7 @@ fn state_path(dir: &Path) -> PathBuf {
     dir.join("state")
 }
 
-fn read_state(dir: &Path) -> Result<Option<(usize, PathBuf)>, String> {
+fn read_state(dir: &Path) -> Result<Option<(usize, PathBuf)>, LoopError> {
     let Ok(text) = std::fs::read_to_string(state_path(dir)) else { return Ok(None) };
     let mut generation = None;
     let mut best = None;
@@ -68,30 +92,35 @@ fn read_state(dir: &Path) -> Result<Option<(usize, PathBuf)>, String> {
         match line.split_once(' ') {
             Some(("generation", n)) => generation = n.trim().parse().ok(),
             Some(("best", p)) => best = Some(PathBuf::from(p.trim())),
-            _ => return Err(format!("{}: bad line '{line}'", state_path(dir).display())),
+            _ => {
+                let (path, what) = (state_path(dir).display().to_string(), format!("bad line '{line}'"));
+                return Err(LoopError::State { path, what });
+            }
         }
     }
     match (generation, best) {
         (Some(g), Some(b)) => Ok(Some((g, b))),
-        _ => Err(format!("{}: missing generation or best", state_path(dir).display())),
+        _ => Err(LoopError::State {
+            path: state_path(dir).display().to_string(),
+            what: "missing generation or best".into(),
+        }),
     }
 }
 
-fn write_state(dir: &Path, generation: usize, best: &Path) -> Result<(), String> {
-    let text = format!("generation {generation}\nbest {}\n", best.display());
-    crate::atomic_file::write(&state_path(dir), text.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", state_path(dir).display()))
+fn write_state(dir: &Path, generation: usize, best: &Path) -> Result<(), LoopError> {
+    write_file(&state_path(dir), format!("generation {generation}\nbest {}\n", best.display()).as_bytes())
 }
 
-fn load(variant: Variant, path: &Path, batch: usize) -> Result<Arc<dyn Evaluator>, String> {
-    let p = path.to_str().ok_or("net path is not UTF-8")?;
-    Ok(Arc::new(NetEvaluator::load(variant, p, DeviceChoice::Auto, batch)?))
+fn load(variant: Variant, path: &Path, batch: usize) -> Result<Arc<dyn Evaluator>, LoopError> {
+    let model = crate::nn::ModelSource::File(path.to_path_buf());
+    Ok(Arc::new(NetEvaluator::load(variant, &model, DeviceChoice::Auto, batch)?))
 }
 
 /// Runs (or resumes) the loop, calling `report` with progress lines.
-pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<GenerationLog>, String> {
+pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<GenerationLog>, LoopError> {
     let dir = &config.dir;
-    std::fs::create_dir_all(dir.join("nets")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir.join("nets"))
+        .map_err(|source| LoopError::Write { path: dir.display().to_string(), source })?;
     let (mut done, mut best) = match read_state(dir)? {
         Some(s) => {
             report(&format!("resuming after generation {}, best net {}", s.0, s.1.display()));
@@ -100,11 +129,13 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
         None => {
             let first = dir.join("nets/gen0.pnet");
             let bytes = match &config.from {
-                Some(p) => std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?,
+                Some(p) => {
+                    std::fs::read(p).map_err(|source| LoopError::Read { path: p.display().to_string(), source })?
+                }
                 None => crate::nn::shipped(config.variant).to_vec(),
             };
-            crate::nn::weights::parse(&bytes).map_err(|e| e.to_string())?;
-            crate::atomic_file::write(&first, &bytes).map_err(|e| format!("cannot write {}: {e}", first.display()))?;
+            crate::nn::weights::parse(&bytes)?;
+            write_file(&first, &bytes)?;
             write_state(dir, 0, &first)?;
             (0, first)
         }
@@ -214,7 +245,7 @@ fn read_log(dir: &Path) -> Vec<GenerationLog> {
         .collect()
 }
 
-fn write_log(dir: &Path, logs: &[GenerationLog]) -> Result<(), String> {
+fn write_log(dir: &Path, logs: &[GenerationLog]) -> Result<(), LoopError> {
     let mut csv =
         String::from("generation,games,positions,policy_loss,value_loss,score_vs_best,elo_vs_best,accepted,seconds\n");
     for l in logs {
@@ -223,13 +254,13 @@ fn write_log(dir: &Path, logs: &[GenerationLog]) -> Result<(), String> {
             l.generation, l.games, l.positions, l.policy_loss, l.value_loss, l.score, l.elo, l.accepted, l.seconds
         ));
     }
-    crate::atomic_file::write(&dir.join("log.csv"), csv.as_bytes()).map_err(|e| format!("cannot write log: {e}"))?;
+    write_file(&dir.join("log.csv"), csv.as_bytes())?;
     write_plot(dir, logs)
 }
 
 /// `strength.png`: cumulative Elo of promoted candidates (clamped, as an
 /// all-won gate has an infinite estimate).
-fn write_plot(dir: &Path, logs: &[GenerationLog]) -> Result<(), String> {
+fn write_plot(dir: &Path, logs: &[GenerationLog]) -> Result<(), LoopError> {
     let mut total = 0.0;
     let mut points = vec![(0.0, 0.0)];
     for l in logs {
@@ -239,5 +270,5 @@ fn write_plot(dir: &Path, logs: &[GenerationLog]) -> Result<(), String> {
         points.push((l.generation as f64, total));
     }
     let png = super::plot::line_chart(&[("elo", points)], 640, 360);
-    crate::atomic_file::write(&dir.join("strength.png"), &png).map_err(|e| format!("cannot write plot: {e}"))
+    write_file(&dir.join("strength.png"), &png)
 }

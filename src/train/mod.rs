@@ -6,5 +6,5 @@ pub mod generations;
 pub mod plot;
 pub mod trainer;
 
-pub use generations::{GenerationLog, LoopConfig};
-pub use trainer::{TeacherTargets, TrainConfig, TrainReport, batch_losses, train};
+pub use generations::{GenerationLog, LoopConfig, LoopError};
+pub use trainer::{TeacherTargets, TrainConfig, TrainError, TrainReport, batch_losses, train};

@@ -55,6 +55,25 @@ impl Default for TeacherTargets {
     }
 }
 
+/// Why training failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    #[error("no {variant} samples in {dirs}")]
+    NoSamples { variant: Variant, dirs: String },
+    #[error("no teacher samples with centipawn scores to fit the score -> value scale on; give the scale")]
+    NoScale,
+    #[error(transparent)]
+    Shards(#[from] crate::selfplay::ShardError),
+    #[error(transparent)]
+    Weights(#[from] weights::WeightsError),
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("cannot write {path}: {source}")]
+    Write { path: String, source: std::io::Error },
+    #[error("checkpoint {dir}: {what}")]
+    Checkpoint { dir: String, what: String },
+}
+
 /// Loss figures of one step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepLoss {
@@ -84,26 +103,24 @@ pub fn checkpoint_dir(out: &Path) -> PathBuf {
 
 /// Trains, resuming from the checkpoint of an interrupted run with the
 /// same output, and calls `progress` after each step.
-pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Result<TrainReport, String> {
+pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Result<TrainReport, TrainError> {
     let (mut samples, mut warnings) = (Vec::new(), Vec::new());
     for dir in &config.data {
-        let (s, w) = read_dir(dir, config.variant, config.window).map_err(|e| e.to_string())?;
+        let (s, w) = read_dir(dir, config.variant, config.window)?;
         samples.extend(s);
         warnings.extend(w);
     }
     if samples.is_empty() {
         let dirs: Vec<String> = config.data.iter().map(|d| d.display().to_string()).collect();
-        return Err(format!("no {} samples in {}", config.variant, dirs.join(", ")));
+        return Err(TrainError::NoSamples { variant: config.variant, dirs: dirs.join(", ") });
     }
     let samples = merge_labelled(samples);
     let teacher_samples = samples.iter().filter(|s| s.teacher.is_some()).count();
     let teacher_scale = match config.teacher.scale {
         Some(s) => Some(s),
-        None if teacher_samples > 0 => Some(
-            crate::selfplay::label::fit_scale(&samples)
-                .map(|(s, _)| s)
-                .ok_or("no teacher samples with centipawn scores to fit the score -> value scale on; give it")?,
-        ),
+        None if teacher_samples > 0 => {
+            Some(crate::selfplay::label::fit_scale(&samples).map(|(s, _)| s).ok_or(TrainError::NoScale)?)
+        }
         None => None,
     };
     let targets = Targets { teacher: config.teacher.clone(), scale: teacher_scale.unwrap_or(1.0) };
@@ -114,10 +131,12 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
         Some(c) => (c.net, c.config, c.optim, c.rng, c.step, c.losses),
         None => {
             let bytes = match &config.from {
-                Some(p) => std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?,
+                Some(p) => {
+                    std::fs::read(p).map_err(|source| TrainError::Read { path: p.display().to_string(), source })?
+                }
                 None => crate::nn::shipped(config.variant).to_vec(),
             };
-            let loaded = weights::load(&bytes, Some(config.variant), &device).map_err(|e| e.to_string())?;
+            let loaded = weights::load(&bytes, Some(config.variant), &device)?;
             let optim = AdamWConfig::new().with_weight_decay(config.weight_decay).init();
             (loaded.net, loaded.config, optim, Rng::new(config.seed), 0, Vec::new())
         }
@@ -139,7 +158,7 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
         }
         progress(&l);
     }
-    weights::save(&config.out, config.variant, &net_config, &net).map_err(|e| e.to_string())?;
+    weights::save(&config.out, config.variant, &net_config, &net)?;
     write_losses(&config.out, &losses)?;
     let _ = std::fs::remove_dir_all(&ckpt);
     Ok(TrainReport { samples: samples.len(), teacher_samples, teacher_scale, warnings, resumed_from, losses })
@@ -251,11 +270,14 @@ fn write_checkpoint(
     rng: &Rng,
     step: usize,
     losses: &[StepLoss],
-) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+) -> Result<(), TrainError> {
+    std::fs::create_dir_all(dir).map_err(|source| TrainError::Write { path: dir.display().to_string(), source })?;
     let model = dir.join(format!("model-{step}.pnet"));
-    weights::save(&model, variant, config, net).map_err(|e| e.to_string())?;
-    let optim_bytes = optim.clone().into_bytes().map_err(|e| format!("optimiser state: {e:?}"))?;
+    weights::save(&model, variant, config, net)?;
+    let optim_bytes = optim.clone().into_bytes().map_err(|e| TrainError::Checkpoint {
+        dir: dir.display().to_string(),
+        what: format!("optimiser state: {e:?}"),
+    })?;
     let optim_path = dir.join(format!("optim-{step}.bin"));
     write_atomic(&optim_path, &optim_bytes)?;
     let mut state = format!("step {step}\nrng {}\n", rng.state());
@@ -264,7 +286,9 @@ fn write_checkpoint(
     }
     write_atomic(&dir.join("state"), state.as_bytes())?;
     // Older files are no longer referenced.
-    for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())?.flatten() {
+    let entries =
+        std::fs::read_dir(dir).map_err(|source| TrainError::Read { path: dir.display().to_string(), source })?;
+    for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let stale = (name.starts_with("model-") || name.starts_with("optim-")) && !name.contains(&format!("-{step}."));
         if stale {
@@ -274,9 +298,9 @@ fn write_checkpoint(
     Ok(())
 }
 
-fn read_checkpoint(dir: &Path, variant: Variant, device: &Device) -> Result<Option<Checkpoint>, String> {
+fn read_checkpoint(dir: &Path, variant: Variant, device: &Device) -> Result<Option<Checkpoint>, TrainError> {
     let Ok(state) = std::fs::read_to_string(dir.join("state")) else { return Ok(None) };
-    let bad = |what: &str| format!("checkpoint {}: {what}", dir.display());
+    let bad = |what: &str| TrainError::Checkpoint { dir: dir.display().to_string(), what: what.to_string() };
     let mut step = None;
     let mut rng = None;
     let mut losses = Vec::new();
@@ -304,12 +328,13 @@ fn read_checkpoint(dir: &Path, variant: Variant, device: &Device) -> Result<Opti
     Ok(Some(Checkpoint { net: loaded.net, config: loaded.config, optim, rng, step, losses }))
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    crate::atomic_file::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
+    crate::atomic_file::write(path, bytes)
+        .map_err(|source| TrainError::Write { path: path.display().to_string(), source })
 }
 
 /// Writes `<out>.losses.csv` and `<out>.losses.png`.
-fn write_losses(out: &Path, losses: &[StepLoss]) -> Result<(), String> {
+fn write_losses(out: &Path, losses: &[StepLoss]) -> Result<(), TrainError> {
     let mut csv = String::from("step,policy_loss,value_loss\n");
     for l in losses {
         csv.push_str(&format!("{},{},{}\n", l.step, l.policy, l.value));

@@ -7,7 +7,7 @@ use crate::mcts::{
     Clock, Evaluator, Limits, Proof, Score, SearchInfo, SearchParams, SearchResult, Searcher, find_mate_until,
     mate_line,
 };
-use crate::notation::{UsiMove, format_move, parse_position};
+use crate::notation::{format_move, parse_game};
 use crate::rules::{Color, Game, Position, Variant};
 use parking_lot::Mutex;
 use std::io::Write;
@@ -191,7 +191,7 @@ impl Session {
     }
 
     fn set_position(&mut self, sfen: Option<&str>, moves: &[String]) {
-        self.game = build_game(self.options.variant, sfen.unwrap_or("startpos"), moves);
+        self.game = parse_game(self.options.variant, sfen.unwrap_or("startpos"), moves).map_err(|e| e.to_string());
         if let Err(e) = &self.game {
             self.out.error(&format!("position: {e}"));
         }
@@ -359,21 +359,6 @@ fn mate_answer(game: &mut Game, stop: &AtomicBool) -> Option<Vec<crate::rules::M
     let (_, n) = find_mate_until(game, &legal, MAX_PLIES, u64::MAX, stop)?;
     let line = mate_line(game, us, n, u64::MAX);
     Some(if line.len() as u32 == n { line } else { Vec::new() })
-}
-
-/// The game after `moves` from `sfen` (or `startpos`), or why there is none.
-pub fn build_game(variant: Variant, sfen: &str, moves: &[String]) -> Result<Game, String> {
-    let start = parse_position(variant, sfen).map_err(|e| format!("bad sfen '{sfen}': {e}"))?;
-    let mut game = Game::new(start);
-    for (i, text) in moves.iter().enumerate() {
-        if let Some(outcome) = game.outcome() {
-            return Err(format!("move {} ({text}): the game is already over ({outcome})", i + 1));
-        }
-        let usi = UsiMove::parse(text, variant.geometry()).map_err(|e| format!("move {}: {e}", i + 1))?;
-        let mv = usi.to_game_move(&game).map_err(|e| format!("move {}: {e}", i + 1))?;
-        game.play(mv);
-    }
-    Ok(game)
 }
 
 /// What a fixed `go movetime` keeps back for answering: the time from the
