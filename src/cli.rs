@@ -156,7 +156,7 @@ pub enum Command {
         /// Starting weights (default: the variant's shipped net).
         #[arg(long)]
         from: Option<std::path::PathBuf>,
-        /// The trained net; also <out>.losses.csv and <out>.losses.png.
+        /// The trained net; also <out>.losses.csv and the chart <out>.losses.svg.
         #[arg(long)]
         out: std::path::PathBuf,
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]

@@ -73,8 +73,8 @@ fn training_lowers_the_loss_and_writes_net_csv_and_png() {
     assert!(weights::load_file(&tc.out, Some(Variant::Minishogi), &Device::flex()).is_ok());
     let csv = std::fs::read_to_string(dir.join("out.pnet.losses.csv")).unwrap();
     assert_eq!(csv.lines().count(), 31);
-    let png = std::fs::read(dir.join("out.pnet.losses.png")).unwrap();
-    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let svg = std::fs::read_to_string(dir.join("out.pnet.losses.svg")).unwrap();
+    assert!(svg.starts_with("<svg ") && svg.contains(">Training losses</text>") && svg.contains(">policy</text>"));
     assert!(!dir.join("out.pnet.ckpt").exists(), "checkpoint removed after a finished run");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -162,7 +162,7 @@ fn the_loop_runs_generations_and_resumes() {
     assert_eq!(logs.iter().map(|l| l.generation).collect::<Vec<_>>(), vec![1, 2]);
     assert_eq!(std::fs::read_to_string(run.join("log.csv")).unwrap().lines().count(), 3);
     assert!(std::fs::read_to_string(run.join("state")).unwrap().starts_with("generation 2"));
-    assert!(run.join("strength.png").exists());
+    assert!(std::fs::read_to_string(run.join("strength.svg")).unwrap().contains(">generation</text>"));
     // Each generation added its tsume samples to the data.
     assert!(lines.iter().any(|l| l.starts_with("generation 2: tsume: ")), "{lines:?}");
     let tsume = std::fs::read_dir(run.join("data"))

@@ -73,3 +73,57 @@ impl Rng {
         x
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Rng;
+
+    /// Mean and variance of `n` draws.
+    fn moments(n: usize, mut draw: impl FnMut() -> f64) -> (f64, f64) {
+        let xs: Vec<f64> = (0..n).map(|_| draw()).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        (mean, var)
+    }
+
+    #[test]
+    fn gamma_has_the_moments_of_its_shape() {
+        // Gamma(k, 1): mean k, variance k; shapes below 1 take the boosted
+        // path. With 200,000 draws the mean's standard error is
+        // sqrt(k / 200000), so 5 of them bound a false failure well below
+        // one in a million.
+        let mut rng = Rng::new(17);
+        let n = 200_000;
+        for k in [0.03, 0.3, 1.0, 2.5, 10.0] {
+            let (mean, var) = moments(n, || rng.gamma(k));
+            let se = (k / n as f64).sqrt();
+            assert!((mean - k).abs() < 5.0 * se, "shape {k}: mean {mean}");
+            // The variance's own spread: sqrt((m4 - k^2) / n), m4 = 3k^2 + 6k.
+            let var_se = ((2.0 * k * k + 6.0 * k) / n as f64).sqrt();
+            assert!((var - k).abs() < 5.0 * var_se, "shape {k}: variance {var}");
+        }
+    }
+
+    #[test]
+    fn dirichlet_has_the_moments_of_its_concentration() {
+        // Symmetric Dirichlet(alpha) over n outcomes: each component has
+        // mean 1/n and variance (n - 1) / (n^2 (n alpha + 1)).
+        let mut rng = Rng::new(5);
+        let (alpha, outcomes, draws) = (0.3, 8usize, 50_000);
+        let samples: Vec<Vec<f64>> = (0..draws).map(|_| rng.dirichlet(alpha, outcomes)).collect();
+        for s in &samples {
+            assert!((s.iter().sum::<f64>() - 1.0).abs() < 1e-9 && s.iter().all(|&x| x >= 0.0));
+        }
+        let n = outcomes as f64;
+        let want_var = (n - 1.0) / (n * n * (n * alpha + 1.0));
+        for i in 0..outcomes {
+            let mut k = 0;
+            let (mean, var) = moments(draws, || {
+                k += 1;
+                samples[k - 1][i]
+            });
+            assert!((mean - 1.0 / n).abs() < 5.0 * (want_var / draws as f64).sqrt(), "component {i}: mean {mean}");
+            assert!((var / want_var - 1.0).abs() < 0.05, "component {i}: variance {var}, want {want_var}");
+        }
+    }
+}

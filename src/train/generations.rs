@@ -9,7 +9,7 @@
 //! nets/gen0.pnet   the starting net; nets/genN.pnet each candidate
 //! data/            self-play (and tsume) shards of all generations
 //! log.csv          one line per finished generation
-//! strength.png     cumulative Elo of the accepted nets (redrawn on resume)
+//! strength.svg     cumulative Elo of the accepted nets (redrawn on resume)
 //! ```
 
 use super::trainer::{TrainConfig, train};
@@ -258,8 +258,8 @@ fn write_log(dir: &Path, logs: &[GenerationLog]) -> Result<(), LoopError> {
     write_plot(dir, logs)
 }
 
-/// `strength.png`: cumulative Elo of promoted candidates (clamped, as an
-/// all-won gate has an infinite estimate).
+/// `strength.svg`: cumulative Elo of promoted candidates (clamped, as an
+/// all-won gate has an infinite estimate); `log.csv` holds the figures.
 fn write_plot(dir: &Path, logs: &[GenerationLog]) -> Result<(), LoopError> {
     let mut total = 0.0;
     let mut points = vec![(0.0, 0.0)];
@@ -269,6 +269,12 @@ fn write_plot(dir: &Path, logs: &[GenerationLog]) -> Result<(), LoopError> {
         }
         points.push((l.generation as f64, total));
     }
-    let png = super::plot::line_chart(&[("elo", points)], 640, 360);
-    write_file(&dir.join("strength.png"), &png)
+    let series = [("promoted nets", points)];
+    let chart = super::plot::Chart {
+        title: "Cumulative Elo of the promoted nets (gate matches)",
+        x_label: "generation",
+        y_label: "Elo over generation 0",
+        series: &series,
+    };
+    write_file(&dir.join("strength.svg"), super::plot::line_chart(&chart, 640, 360).as_bytes())
 }

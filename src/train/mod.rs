@@ -1,6 +1,6 @@
 //! Training: batches from self-play records, soft cross-entropy policy
 //! loss plus value loss with AdamW weight decay, atomic checkpoints that
-//! resume to the same state, and loss curves as CSV and PNG.
+//! resume to the same state, and loss curves as CSV and SVG charts.
 
 pub mod generations;
 pub mod plot;

@@ -1,34 +1,65 @@
-//! Line charts as PNG files, with no plotting dependency: a small RGB
-//! raster, and a PNG writer with its own deflate (LZ77 with fixed Huffman
-//! codes: charts are flat colour, so a few percent of the raw size).
+//! Line charts as SVG files, which any browser shows: a title, axis
+//! labels, tick values on both axes, a legend, one polyline per series. The
+//! CSV with the same figures is always written beside a chart.
 
 /// Colours of successive series: blue, orange, green, red.
-const COLOURS: [[u8; 3]; 4] = [[31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40]];
+const COLOURS: [&str; 4] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"];
 
-/// A chart of `series` (name, points) over a shared x and y range, with
-/// axes and a colour key (a square per series, top left, in series order).
-pub fn line_chart(series: &[(&str, Vec<(f64, f64)>)], width: usize, height: usize) -> Vec<u8> {
-    let mut img = vec![255u8; width * height * 3];
-    let mut put = |x: i64, y: i64, c: [u8; 3]| {
-        if x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height {
-            let i = (y as usize * width + x as usize) * 3;
-            img[i..i + 3].copy_from_slice(&c);
-        }
-    };
-    let (left, right, top, bottom) = (40i64, width as i64 - 10, 10i64, height as i64 - 30);
-    for x in left..=right {
-        put(x, bottom, [0, 0, 0]);
+/// What a chart shows.
+pub struct Chart<'a> {
+    pub title: &'a str,
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    /// (name, points) per series, drawn over a shared x and y range.
+    pub series: &'a [(&'a str, Vec<(f64, f64)>)],
+}
+
+/// About `n` round tick values covering `lo..=hi` (steps of 1, 2 or 5
+/// times a power of ten).
+pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return vec![lo];
     }
-    for y in top..=bottom {
-        put(left, y, [0, 0, 0]);
+    let raw = (hi - lo) / n.max(1) as f64;
+    let power = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * power).find(|&s| s >= raw).unwrap_or(10.0 * power);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    // Rounded, so 3 x 0.1 is written 0.3.
+    (first..=last).map(|i| (i as f64 * step * 1e9).round() / 1e9).collect()
+}
+
+fn label(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
     }
-    let points = series.iter().flat_map(|(_, p)| p.iter()).filter(|p| p.0.is_finite() && p.1.is_finite());
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, 0.0f64, f64::MIN);
-    for &(x, y) in points {
+    let a = v.abs();
+    if (0.01..100_000.0).contains(&a) {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{v:.1e}")
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// The chart as an SVG document of `width` x `height` pixels.
+pub fn line_chart(chart: &Chart<'_>, width: usize, height: usize) -> String {
+    let (w, h) = (width as f64, height as f64);
+    let (left, right, top, bottom) = (64.0, w - 16.0, 36.0, h - 48.0);
+    let finite = chart.series.iter().flat_map(|(_, p)| p.iter()).filter(|p| p.0.is_finite() && p.1.is_finite());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y) in finite {
         x0 = x0.min(x);
         x1 = x1.max(x);
         y0 = y0.min(y);
         y1 = y1.max(y);
+    }
+    if x0 > x1 {
+        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
     }
     if x1 <= x0 {
         x1 = x0 + 1.0;
@@ -36,224 +67,101 @@ pub fn line_chart(series: &[(&str, Vec<(f64, f64)>)], width: usize, height: usiz
     if y1 <= y0 {
         y1 = y0 + 1.0;
     }
-    let sx = |x: f64| left + ((x - x0) / (x1 - x0) * (right - left) as f64).round() as i64;
-    let sy = |y: f64| bottom - ((y - y0) / (y1 - y0) * (bottom - top) as f64).round() as i64;
-    for (k, (_, pts)) in series.iter().enumerate() {
-        let c = COLOURS[k % COLOURS.len()];
-        for dx in 0..8 {
-            for dy in 0..8 {
-                put(left + 8 + k as i64 * 12 + dx, top + 4 + dy, c);
-            }
-        }
-        for w in pts.windows(2) {
-            let (a, b) = (w[0], w[1]);
-            if !(a.0.is_finite() && a.1.is_finite() && b.0.is_finite() && b.1.is_finite()) {
-                continue;
-            }
-            let (ax, ay, bx, by) = (sx(a.0), sy(a.1), sx(b.0), sy(b.1));
-            let steps = (bx - ax).abs().max((by - ay).abs()).max(1);
-            for t in 0..=steps {
-                let x = ax + (bx - ax) * t / steps;
-                let y = ay + (by - ay) * t / steps;
-                put(x, y, c);
-                put(x, y + 1, c);
-            }
-        }
+    let sx = |x: f64| left + (x - x0) / (x1 - x0) * (right - left);
+    let sy = |y: f64| bottom - (y - y0) / (y1 - y0) * (bottom - top);
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    );
+    svg.push_str(&format!(
+        "<text x=\"{:.1}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n",
+        w / 2.0,
+        escape(chart.title)
+    ));
+    // Grid and tick values.
+    for x in ticks(x0, x1, 8) {
+        let px = sx(x);
+        svg.push_str(&format!(
+            "<line x1=\"{px:.1}\" y1=\"{top:.1}\" x2=\"{px:.1}\" y2=\"{bottom:.1}\" stroke=\"#e4e4e4\"/>\n<text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
+            bottom + 16.0,
+            label(x)
+        ));
     }
-    encode_png(&img, width, height)
-}
-
-/// Encodes 8-bit RGB pixels as a PNG.
-pub fn encode_png(rgb: &[u8], width: usize, height: usize) -> Vec<u8> {
-    // Each row starts with filter type 0.
-    let mut raw = Vec::with_capacity((width * 3 + 1) * height);
-    for row in rgb.chunks(width * 3) {
-        raw.push(0);
-        raw.extend_from_slice(row);
+    for y in ticks(y0, y1, 6) {
+        let py = sy(y);
+        svg.push_str(&format!(
+            "<line x1=\"{left:.1}\" y1=\"{py:.1}\" x2=\"{right:.1}\" y2=\"{py:.1}\" stroke=\"#e4e4e4\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
+            left - 6.0,
+            py + 4.0,
+            label(y)
+        ));
     }
-    // zlib stream: header (deflate, 32 KiB window, no dictionary), one
-    // fixed-Huffman block, Adler-32.
-    let mut z = vec![0x78, 0x01];
-    z.extend_from_slice(&deflate_fixed(&raw));
-    let (mut a, mut b) = (1u32, 0u32);
-    for &byte in &raw {
-        a = (a + byte as u32) % 65521;
-        b = (b + a) % 65521;
+    svg.push_str(&format!(
+        "<polyline points=\"{left:.1},{top:.1} {left:.1},{bottom:.1} {right:.1},{bottom:.1}\" fill=\"none\" stroke=\"black\"/>\n"
+    ));
+    svg.push_str(&format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
+        (left + right) / 2.0,
+        h - 10.0,
+        escape(chart.x_label)
+    ));
+    svg.push_str(&format!(
+        "<text x=\"14\" y=\"{:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {:.1})\">{}</text>\n",
+        (top + bottom) / 2.0,
+        (top + bottom) / 2.0,
+        escape(chart.y_label)
+    ));
+    for (i, (name, points)) in chart.series.iter().enumerate() {
+        let colour = COLOURS[i % COLOURS.len()];
+        let path: Vec<String> = points
+            .iter()
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+            .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
+            .collect();
+        svg.push_str(&format!(
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"/>\n",
+            path.join(" ")
+        ));
+        // The legend, top right, in series order.
+        let ly = top + 8.0 + 16.0 * i as f64;
+        svg.push_str(&format!(
+            "<line x1=\"{:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{colour}\" stroke-width=\"3\"/>\n<text x=\"{:.1}\" y=\"{:.1}\">{}</text>\n",
+            right - 120.0,
+            right - 100.0,
+            right - 94.0,
+            ly + 4.0,
+            escape(name)
+        ));
     }
-    z.extend_from_slice(&((b << 16) | a).to_be_bytes());
-    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
-    let mut chunk = |kind: &[u8; 4], data: &[u8]| {
-        png.extend_from_slice(&(data.len() as u32).to_be_bytes());
-        let mut body = kind.to_vec();
-        body.extend_from_slice(data);
-        png.extend_from_slice(&body);
-        png.extend_from_slice(&crc32fast::hash(&body).to_be_bytes());
-    };
-    let mut header = Vec::new();
-    header.extend_from_slice(&(width as u32).to_be_bytes());
-    header.extend_from_slice(&(height as u32).to_be_bytes());
-    header.extend_from_slice(&[8, 2, 0, 0, 0]);
-    chunk(b"IHDR", &header);
-    chunk(b"IDAT", &z);
-    chunk(b"IEND", &[]);
-    png
-}
-
-/// Deflate (RFC 1951) as one block with the fixed Huffman codes, matches
-/// found through a hash of the next three bytes (the most recent earlier
-/// position only, greedy).
-fn deflate_fixed(data: &[u8]) -> Vec<u8> {
-    const WINDOW: usize = 32 * 1024;
-    const MAX_MATCH: usize = 258;
-    const HASH_BITS: u32 = 15;
-    let mut out = BitWriter::default();
-    out.bits(1, 1); // final block
-    out.bits(1, 2); // fixed Huffman codes
-    let mut head = vec![usize::MAX; 1 << HASH_BITS];
-    let hash = |i: usize| {
-        let v = u32::from(data[i]) | u32::from(data[i + 1]) << 8 | u32::from(data[i + 2]) << 16;
-        (v.wrapping_mul(0x9E37_79B1) >> (32 - HASH_BITS)) as usize
-    };
-    let mut i = 0;
-    while i < data.len() {
-        let mut best = (0, 0);
-        if i + 3 <= data.len() {
-            let h = hash(i);
-            let candidate = head[h];
-            head[h] = i;
-            if candidate != usize::MAX && i - candidate <= WINDOW {
-                let limit = MAX_MATCH.min(data.len() - i);
-                let len = (0..limit).take_while(|&k| data[candidate + k] == data[i + k]).count();
-                if len >= 3 {
-                    best = (len, i - candidate);
-                }
-            }
-        }
-        let (len, dist) = best;
-        if len == 0 {
-            out.literal(data[i] as usize);
-            i += 1;
-            continue;
-        }
-        out.length(len);
-        out.distance(dist);
-        // Index the positions the match covers, so later matches find them.
-        for j in i + 1..(i + len).min(data.len().saturating_sub(2)) {
-            head[hash(j)] = j;
-        }
-        i += len;
-    }
-    out.literal(256);
-    out.finish()
-}
-
-/// Deflate's bit order: values least significant bit first, Huffman codes
-/// most significant bit first.
-#[derive(Default)]
-struct BitWriter {
-    bytes: Vec<u8>,
-    acc: u32,
-    n: u32,
-}
-
-impl BitWriter {
-    fn bits(&mut self, value: u32, count: u32) {
-        self.acc |= value << self.n;
-        self.n += count;
-        while self.n >= 8 {
-            self.bytes.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
-        }
-    }
-
-    fn code(&mut self, code: u32, len: u32) {
-        self.bits(code.reverse_bits() >> (32 - len), len);
-    }
-
-    /// A literal byte or the end-of-block symbol (256), fixed codes.
-    fn literal(&mut self, sym: usize) {
-        let sym = sym as u32;
-        match sym {
-            0..=143 => self.code(0x30 + sym, 8),
-            144..=255 => self.code(0x190 + sym - 144, 9),
-            256..=279 => self.code(sym - 256, 7),
-            _ => self.code(0xC0 + sym - 280, 8),
-        }
-    }
-
-    /// A match length, 3 to 258: symbol 257-285 and extra bits.
-    fn length(&mut self, len: usize) {
-        const BASE: [u16; 29] = [
-            3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195,
-            227, 258,
-        ];
-        const EXTRA: [u8; 29] = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
-        let k = BASE.iter().rposition(|&b| b as usize <= len).expect("length >= 3");
-        self.literal(257 + k);
-        self.bits((len - BASE[k] as usize) as u32, EXTRA[k] as u32);
-    }
-
-    /// A match distance, 1 to 32768: 5-bit code and extra bits.
-    fn distance(&mut self, dist: usize) {
-        const BASE: [u16; 30] = [
-            1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073,
-            4097, 6145, 8193, 12289, 16385, 24577,
-        ];
-        let k = BASE.iter().rposition(|&b| b as usize <= dist).expect("distance >= 1");
-        self.code(k as u32, 5);
-        let extra = if k < 4 { 0 } else { (k as u32 - 2) / 2 };
-        self.bits((dist - BASE[k] as usize) as u32, extra);
-    }
-
-    fn finish(mut self) -> Vec<u8> {
-        if self.n > 0 {
-            self.bytes.push(self.acc as u8);
-        }
-        self.bytes
-    }
+    svg.push_str("</svg>\n");
+    svg
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn inflate(z: &[u8], size: usize) -> Vec<u8> {
-        let mut out = vec![0; size];
-        let n = miniz_oxide::inflate::decompress_slice_iter_to_slice(&mut out, std::iter::once(z), true, false)
-            .expect("a valid zlib stream");
-        out.truncate(n);
-        out
-    }
-
-    fn zlib(data: &[u8]) -> Vec<u8> {
-        let png = encode_png(data, data.len() / 3, 1);
-        // The IDAT chunk: after the signature (8) and IHDR (25), length
-        // and type (8).
-        let len = u32::from_be_bytes(png[33..37].try_into().unwrap()) as usize;
-        png[41..41 + len].to_vec()
+    #[test]
+    fn ticks_are_round_and_cover_the_range() {
+        assert_eq!(ticks(0.0, 10.0, 5), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert_eq!(ticks(0.13, 0.52, 4), vec![0.2, 0.3, 0.4, 0.5]);
+        assert_eq!(ticks(1.0, 300.0, 3), vec![100.0, 200.0, 300.0]);
+        assert_eq!(ticks(5.0, 5.0, 4), vec![5.0]);
     }
 
     #[test]
-    fn deflate_round_trips() {
-        let mut rng = crate::mcts::Rng::new(3);
-        let noise: Vec<u8> = (0..30_000).map(|_| rng.below(256) as u8).collect();
-        let runs: Vec<u8> = (0..90_000).map(|i| [0, 7, 255][(i / 997) % 3]).collect();
-        let mixed: Vec<u8> =
-            (0..60_000).map(|i| if i % 5000 < 40 { rng.below(4) as u8 } else { (i % 300) as u8 }).collect();
-        for data in [vec![1, 2, 3], vec![9; 3 * 700], noise, runs, mixed] {
-            let data = &data[..data.len() / 3 * 3];
-            let mut raw = vec![0];
-            raw.extend_from_slice(data);
-            assert_eq!(inflate(&zlib(data), raw.len() + 10), raw);
+    fn a_chart_has_its_title_labels_ticks_and_legend() {
+        let series = [("policy", vec![(1.0, 2.5), (2.0, 2.0), (3.0, 1.5)]), ("value", vec![(1.0, 0.4), (3.0, 0.2)])];
+        let chart = Chart { title: "Losses <run>", x_label: "step", y_label: "loss", series: &series };
+        let svg = line_chart(&chart, 640, 360);
+        assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>\n"));
+        for text in [">Losses &lt;run&gt;</text>", ">step</text>", ">loss</text>", ">policy</text>", ">value</text>"] {
+            assert!(svg.contains(text), "{text}");
         }
-    }
-
-    #[test]
-    fn charts_compress() {
-        let points: Vec<(f64, f64)> = (0..50).map(|i| (i as f64, (i as f64 / 7.0).sin())).collect();
-        let png = line_chart(&[("a", points)], 640, 360);
-        let raw = 640 * 360 * 3;
-        assert!(png.len() < raw / 10, "{} bytes for {raw} of pixels", png.len());
+        // Tick values of both axes.
+        assert!(svg.contains(">2.5</text>") && svg.contains(">0.5</text>") && svg.contains(">3</text>"));
+        assert_eq!(svg.matches("<polyline").count(), 3, "axes and two series");
+        // No data at all still gives a valid chart.
+        let empty = line_chart(&Chart { title: "t", x_label: "x", y_label: "y", series: &[] }, 100, 100);
+        assert!(empty.ends_with("</svg>\n"));
     }
 }

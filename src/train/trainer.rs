@@ -333,7 +333,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
         .map_err(|source| TrainError::Write { path: path.display().to_string(), source })
 }
 
-/// Writes `<out>.losses.csv` and `<out>.losses.png`.
+/// Writes `<out>.losses.csv` and the chart `<out>.losses.svg`.
 fn write_losses(out: &Path, losses: &[StepLoss]) -> Result<(), TrainError> {
     let mut csv = String::from("step,policy_loss,value_loss\n");
     for l in losses {
@@ -344,8 +344,8 @@ fn write_losses(out: &Path, losses: &[StepLoss]) -> Result<(), TrainError> {
         ("policy", losses.iter().map(|l| (l.step as f64, l.policy as f64)).collect::<Vec<_>>()),
         ("value", losses.iter().map(|l| (l.step as f64, l.value as f64)).collect::<Vec<_>>()),
     ];
-    let png = super::plot::line_chart(&series, 640, 360);
-    write_atomic(&with_suffix(out, ".losses.png"), &png)
+    let chart = super::plot::Chart { title: "Training losses", x_label: "step", y_label: "loss", series: &series };
+    write_atomic(&with_suffix(out, ".losses.svg"), super::plot::line_chart(&chart, 640, 360).as_bytes())
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
