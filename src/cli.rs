@@ -802,6 +802,15 @@ pub fn run(cli: Cli) -> Result<()> {
                 }
             });
             println!("{a} vs {b}: {result}");
+            for (i, name) in [(0, &a), (1, &b)] {
+                if let Some((median, p99, max)) = crate::selfplay::think_summary(&result.think_ms[i]) {
+                    println!(
+                        "{name}: {} moves, time per move median {median} ms, 99th percentile {p99} ms, max {max} ms; {} games lost on time",
+                        result.think_ms[i].len(),
+                        result.time_losses[i]
+                    );
+                }
+            }
             match write_error {
                 Some(e) => Err(anyhow::anyhow!(e)),
                 None => Ok(()),

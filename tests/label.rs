@@ -468,6 +468,45 @@ fn a_match_against_a_usi_engine_is_arbitrated_by_our_rules() {
         assert!(stdout.contains("proposed an illegal move: illegal move 1e1a"), "{stdout}");
         assert!(stdout.contains("+0 =0 -2"), "{stdout}");
     }
+    // An engine that answers after 300 ms of a 100 ms move time loses on
+    // time, and the move times are reported.
+    #[cfg(unix)]
+    {
+        let slow = write_script(&dir, "slow.sh", &FAKE_TEACHER.replace("go*) ", "go*) sleep 0.3; "));
+        let run = pantheon(&[
+            "match",
+            "--variant",
+            "minishogi",
+            "--a",
+            &format!("usi:{slow}"),
+            "--a-go",
+            "movetime 100",
+            "--b",
+            "random",
+            "--games",
+            "2",
+            "--opening-plies",
+            "0",
+        ]);
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(stdout.contains("lost on time:") && stdout.contains("for a limit of 100 ms"), "{stdout}");
+        assert!(
+            stdout.contains("2 moves, time per move median") && stdout.contains("2 games lost on time"),
+            "{stdout}"
+        );
+    }
+    let spec = |go: &str| EngineSpec {
+        command: vec!["x".into()],
+        options: vec![],
+        go: go.into(),
+        timeout: Duration::from_secs(1),
+    };
+    assert_eq!(spec("movetime 250").time_limit(), Some(Duration::from_millis(250)));
+    assert_eq!(spec("btime 0 wtime 0 byoyomi 100").time_limit(), Some(Duration::from_millis(100)));
+    assert_eq!(spec("btime 6000 wtime 6000 byoyomi 100").time_limit(), None);
+    assert_eq!(spec("nodes 1000").time_limit(), None);
+    assert_eq!(pantheon::selfplay::think_summary(&[5, 1, 9, 3, 7]), Some((5, 9, 9)));
+    assert_eq!(pantheon::selfplay::think_summary(&[]), None);
     let bad =
         pantheon(&["match", "--variant", "minishogi", "--a", "usi:/nonexistent", "--b", "random", "--games", "2"]);
     assert!(!bad.status.success());

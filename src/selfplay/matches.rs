@@ -64,6 +64,11 @@ pub struct MatchResult {
     pub wins: usize,
     pub draws: usize,
     pub losses: usize,
+    /// Milliseconds each move took, for external engines (A, B): from
+    /// sending `go` to reading `bestmove`.
+    pub think_ms: [Vec<u32>; 2],
+    /// Games each external engine lost on time (A, B).
+    pub time_losses: [usize; 2],
 }
 
 impl MatchResult {
@@ -106,6 +111,15 @@ impl MatchResult {
     }
 }
 
+/// Median, 99th percentile and maximum of move times in milliseconds
+/// (`None` without moves).
+pub fn think_summary(ms: &[u32]) -> Option<(u32, u32, u32)> {
+    let mut v = ms.to_vec();
+    v.sort_unstable();
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    (!v.is_empty()).then(|| (at(0.5), at(0.99), v[v.len() - 1]))
+}
+
 impl std::fmt::Display for MatchResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (elo, lo, hi) = self.elo();
@@ -132,8 +146,22 @@ enum Seat {
     Search(Box<Searcher>),
     Random,
     Greedy,
-    Usi(Box<(EngineSpec, Option<UsiEngine>)>),
+    Usi(Box<UsiSeat>),
 }
+
+/// An external engine's seat: how to start it, the running process, and
+/// how long its moves took.
+struct UsiSeat {
+    spec: EngineSpec,
+    engine: Option<UsiEngine>,
+    think_ms: Vec<u32>,
+    time_losses: usize,
+}
+
+/// How late an external engine's answer may come past its `byoyomi` or
+/// `movetime` before the arbiter scores the game as lost on time: the
+/// pipes and process switches of a loaded machine.
+pub const TIME_GRACE: Duration = Duration::from_millis(50);
 
 /// A seat's answer: a move, or why the player lost the game.
 enum Choice {
@@ -159,7 +187,9 @@ impl Seat {
             }
             Player::Random => Seat::Random,
             Player::Greedy => Seat::Greedy,
-            Player::Usi(spec) => Seat::Usi(Box::new((spec, None))),
+            Player::Usi(spec) => {
+                Seat::Usi(Box::new(UsiSeat { spec, engine: None, think_ms: Vec::new(), time_losses: 0 }))
+            }
         }
     }
 
@@ -169,7 +199,7 @@ impl Seat {
         match self {
             Seat::Search(e) => e.clear(),
             Seat::Usi(usi) => {
-                let (spec, engine) = &mut **usi;
+                let UsiSeat { spec, engine, .. } = &mut **usi;
                 let mut running = match engine.take() {
                     Some(e) => e,
                     None => UsiEngine::start(spec, &[("USI_Variant", variant.name().to_string())])
@@ -193,16 +223,30 @@ impl Seat {
             Seat::Greedy => found(greedy_move(game, values, rng)),
             Seat::Random => found(random_move(game, rng)),
             Seat::Usi(usi) => {
-                let slot = &mut usi.1;
-                let Some(engine) = slot.as_mut() else { return Choice::Lost("the engine is not running".into()) };
+                let Some(engine) = usi.engine.as_mut() else {
+                    return Choice::Lost("the engine is not running".into());
+                };
+                let started = std::time::Instant::now();
                 let thought = match engine.think(game, &[]) {
                     Ok(t) => t,
                     Err(e) => {
                         // Dropped: restarted for the next game.
-                        *slot = None;
+                        usi.engine = None;
                         return Choice::Lost(e.to_string());
                     }
                 };
+                let took = started.elapsed();
+                usi.think_ms.push(took.as_millis().min(u32::MAX as u128) as u32);
+                if let Some(limit) = usi.spec.time_limit()
+                    && took > limit + TIME_GRACE
+                {
+                    usi.time_losses += 1;
+                    return Choice::Lost(format!(
+                        "lost on time: {} ms for a limit of {} ms",
+                        took.as_millis(),
+                        limit.as_millis()
+                    ));
+                }
                 if thought.best == "resign" {
                     return Choice::Lost("resigned".into());
                 }
@@ -292,6 +336,12 @@ pub fn play_match(config: &MatchConfig, a: Player, b: Player, on_game: &mut dyn 
             on_game(&MatchGame { index: pair * 2 + swap as usize, score, a_color, game: &game, ending });
         }
     }
+    for (i, seat) in seats.iter_mut().enumerate() {
+        if let Seat::Usi(usi) = seat {
+            result.think_ms[i] = std::mem::take(&mut usi.think_ms);
+            result.time_losses[i] = usi.time_losses;
+        }
+    }
     result
 }
 
@@ -367,16 +417,16 @@ mod tests {
 
     #[test]
     fn elo_of_known_scores() {
-        let even = MatchResult { wins: 10, draws: 0, losses: 10 };
+        let even = MatchResult { wins: 10, draws: 0, losses: 10, ..Default::default() };
         assert!(even.elo().0.abs() < 1e-9);
-        let (elo, lo, hi) = MatchResult { wins: 75, draws: 0, losses: 25 }.elo();
+        let (elo, lo, hi) = MatchResult { wins: 75, draws: 0, losses: 25, ..Default::default() }.elo();
         assert!((elo - 190.8).abs() < 0.5, "{elo}");
         assert!(lo < elo && elo < hi);
-        assert!(MatchResult { wins: 4, draws: 0, losses: 0 }.elo().0.is_infinite());
+        assert!(MatchResult { wins: 4, draws: 0, losses: 0, ..Default::default() }.elo().0.is_infinite());
         // Wilson: 10 wins of 10 still leaves the true score above 72%.
-        let (lo, hi) = MatchResult { wins: 10, draws: 0, losses: 0 }.score_interval();
+        let (lo, hi) = MatchResult { wins: 10, draws: 0, losses: 0, ..Default::default() }.score_interval();
         assert!((lo - 0.7225).abs() < 1e-3 && hi == 1.0, "{lo} {hi}");
-        let (lo, hi) = MatchResult { wins: 5, draws: 0, losses: 5 }.score_interval();
+        let (lo, hi) = MatchResult { wins: 5, draws: 0, losses: 5, ..Default::default() }.score_interval();
         assert!((lo + hi - 1.0).abs() < 1e-9 && lo > 0.2 && lo < 0.25, "{lo} {hi}");
     }
 }

@@ -37,6 +37,23 @@ impl EngineSpec {
         }
     }
 
+    /// The longest a move may take under the `go` limits: `movetime`, or
+    /// `byoyomi` when the main clocks (`btime`, `wtime`) are zero or
+    /// absent; `None` for depth or node limits and running clocks.
+    pub fn time_limit(&self) -> Option<Duration> {
+        let words: Vec<&str> = self.go.split_whitespace().collect();
+        let value =
+            |key: &str| words.chunks(2).find(|p| p.len() == 2 && p[0] == key).and_then(|p| p[1].parse::<u64>().ok());
+        if let Some(ms) = value("movetime") {
+            return Some(Duration::from_millis(ms));
+        }
+        let clocks_run = value("btime").unwrap_or(0) > 0 || value("wtime").unwrap_or(0) > 0;
+        match value("byoyomi") {
+            Some(ms) if !clocks_run => Some(Duration::from_millis(ms)),
+            _ => None,
+        }
+    }
+
     /// Checks the `go` arguments: one or more `KEY N` pairs of the limits
     /// USI defines (`depth`, `nodes`, `movetime`, `byoyomi`, ...).
     pub fn check_go(go: &str) -> Result<(), EngineError> {
