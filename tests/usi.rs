@@ -420,3 +420,96 @@ fn a_bad_model_file_or_device_is_reported_and_the_shipped_net_used() {
     std::fs::remove_dir_all(&dir).unwrap();
     e.quit();
 }
+
+/// The same protocol in process: a session with a uniform evaluator (no
+/// net, no pipes), so a transcript takes milliseconds.
+mod in_process {
+    use pantheon::mcts::{Evaluator, UniformEvaluator};
+    use pantheon::rules::Variant;
+    use pantheon::usi::{Networks, Output, Session};
+    use std::io::Write;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    struct Uniform;
+
+    impl Networks for Uniform {
+        fn load(&mut self, _: Variant, model: &str, _: &str, _: usize) -> Result<Arc<dyn Evaluator>, String> {
+            if model.is_empty() { Ok(Arc::new(UniformEvaluator)) } else { Err(format!("no such model '{model}'")) }
+        }
+    }
+
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<parking_lot::Mutex<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Feeds `lines` and waits until the output holds `until` (the search
+    /// answers on its own thread); returns the output.
+    fn transcript(lines: &[&str], until: &str) -> String {
+        let buffer = Buffer::default();
+        let mut session = Session::new(Output::new(buffer.clone()), Box::new(Uniform));
+        for line in lines {
+            session.handle(line);
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let out = String::from_utf8(buffer.0.lock().clone()).unwrap();
+            if out.contains(until) || Instant::now() > deadline {
+                session.handle("quit");
+                return out;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_game_loop_answers_with_legal_moves() {
+        let out = transcript(
+            &[
+                "usi",
+                "setoption name USI_Variant value mansindam",
+                "setoption name Threads value 1",
+                "isready",
+                "position startpos moves 5g5f",
+                "go nodes 30",
+            ],
+            "bestmove",
+        );
+        assert!(out.contains("usiok") && out.contains("readyok"), "{out}");
+        let mv = out.lines().find_map(|l| l.strip_prefix("bestmove ")).unwrap().split_whitespace().next().unwrap();
+        assert!(super::legal_in(Variant::Mansindam, &["5g5f".to_string()], mv), "{mv}");
+    }
+
+    #[test]
+    fn errors_are_answered_in_order_and_the_session_goes_on() {
+        let out = transcript(
+            &[
+                "setoption name USI_Variant value chess",
+                "position startpos moves 9z9y",
+                "go depth -3",
+                "setoption name ModelFile value missing.pnet",
+                "isready",
+                "position startpos",
+                "go nodes 10",
+            ],
+            "bestmove",
+        );
+        let errors: Vec<&str> = out.lines().filter(|l| l.starts_with("info string error")).collect();
+        assert!(errors.len() >= 4, "{out}");
+        assert!(errors[0].contains("chess"), "{}", errors[0]);
+        assert!(errors[1].contains("9z9y"), "{}", errors[1]);
+        assert!(errors[2].contains("'depth' must be 1 to"), "{}", errors[2]);
+        assert!(out.contains("cannot load the network"), "{out}");
+        let mv = out.lines().find_map(|l| l.strip_prefix("bestmove ")).unwrap().split_whitespace().next().unwrap();
+        assert!(super::legal_in(Variant::Minishogi, &[], mv), "{mv}");
+    }
+}
