@@ -1,4 +1,6 @@
-//! The command line: `pantheon perft`, `pantheon show`.
+//! The command line: every `pantheon` command (USI, analysis, perft and
+//! show, self-play, training, labels, matches, the loop, nets and
+//! benchmarks), parsed with clap; `anyhow` only here.
 
 use crate::notation::sfen::piece_str;
 use crate::notation::{format_move, parse_position, to_sfen};
@@ -156,7 +158,7 @@ pub enum Command {
         /// Starting weights (default: the variant's shipped net).
         #[arg(long)]
         from: Option<std::path::PathBuf>,
-        /// The trained net; also <out>.losses.csv and the chart <out>.losses.svg.
+        /// The trained net; also OUT.losses.csv and the chart OUT.losses.svg.
         #[arg(long)]
         out: std::path::PathBuf,
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]

@@ -1,5 +1,5 @@
 //! The residual conv net: a stem, `blocks` residual blocks, a convolutional
-//! policy head laid out like [`Layout`](super::Layout) and a value head.
+//! policy head laid out like [`Layout`] and a value head.
 
 use super::Layout;
 use super::encode::Features;

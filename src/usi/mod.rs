@@ -9,7 +9,7 @@ mod session;
 
 pub use command::{Command, CommandError, Go, parse};
 pub use options::{OptionError, Options};
-pub use session::{Flow, Networks, Output, Session, bestmove, info_lines, limits};
+pub use session::{Flow, MOVETIME_MARGIN, Networks, Output, Session, bestmove, info_lines, limits};
 
 use std::io::BufRead;
 
