@@ -3,6 +3,72 @@
 //! exactly those moves. The search never sees the network itself.
 
 use crate::rules::{Move, Position};
+use crossbeam::channel::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+/// A batch of requests for [`serve_jobs`] and where its answers go (the
+/// requests come back with them, in order).
+pub type EvalJob = (Vec<EvalRequest>, Sender<(Vec<EvalRequest>, Vec<Evaluation>)>);
+
+/// The merge-and-split loop between many askers and one evaluator (the
+/// search's workers, or many self-play games): takes a first job, joins
+/// the jobs that arrive within `patience` of it while fewer than the
+/// evaluator's `max_batch` positions wait (zero: only those already
+/// waiting), evaluates them in chunks of at most `max_batch`, and hands
+/// each job its answers, made well-formed by [`sanitize`]. Ends when every
+/// sender is gone.
+pub fn serve_jobs(evaluator: &dyn Evaluator, jobs: Receiver<EvalJob>, patience: Duration) {
+    let max = evaluator.max_batch().max(1);
+    while let Ok(first) = jobs.recv() {
+        let deadline = Instant::now() + patience;
+        let mut size = first.0.len();
+        let mut batch = vec![first];
+        while size < max {
+            match jobs.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(job) => {
+                    size += job.0.len();
+                    batch.push(job);
+                }
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        let lens: Vec<usize> = batch.iter().map(|(r, _)| r.len()).collect();
+        let requests: Vec<EvalRequest> = batch.iter_mut().flat_map(|(r, _)| std::mem::take(r)).collect();
+        let mut answers = Vec::with_capacity(requests.len());
+        for chunk in requests.chunks(max) {
+            let mut got = evaluator.evaluate(chunk);
+            // Answers line up with requests even when an evaluator answers
+            // short: one asker never gets another's evaluations.
+            got.resize_with(chunk.len(), || Evaluation { value: 0.0, policy: Vec::new() });
+            for (req, ans) in chunk.iter().zip(got.iter_mut()) {
+                sanitize(ans, req.moves.len());
+            }
+            answers.extend(got);
+        }
+        let mut requests = requests.into_iter();
+        let mut answers = answers.into_iter();
+        for ((_, reply), n) in batch.into_iter().zip(lens) {
+            let r: Vec<EvalRequest> = requests.by_ref().take(n).collect();
+            let a: Vec<Evaluation> = answers.by_ref().take(n).collect();
+            // An asker gone (a search stopping) no longer needs its answers.
+            let _ = reply.send((r, a));
+        }
+    }
+}
+
+/// Makes an evaluator's answer usable whatever it returned: a finite value
+/// in [-1, 1] and a policy of the right length summing to 1 (uniform if it
+/// was malformed).
+pub fn sanitize(ans: &mut Evaluation, num_moves: usize) {
+    ans.value = if ans.value.is_finite() { ans.value.clamp(-1.0, 1.0) } else { 0.0 };
+    let sum: f32 = ans.policy.iter().filter(|p| p.is_finite() && **p >= 0.0).sum();
+    let well_formed = ans.policy.len() == num_moves && ans.policy.iter().all(|p| p.is_finite() && *p >= 0.0);
+    if well_formed && sum > 0.0 {
+        ans.policy.iter_mut().for_each(|p| *p /= sum);
+    } else {
+        ans.policy = vec![1.0 / num_moves as f32; num_moves];
+    }
+}
 
 /// One position to evaluate.
 #[derive(Clone, Debug)]
@@ -65,5 +131,53 @@ impl Evaluator for UniformEvaluator {
 
     fn name(&self) -> String {
         "uniform".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Game, Variant};
+
+    /// Answers one position fewer than asked, with a malformed value.
+    struct Short;
+
+    impl Evaluator for Short {
+        fn evaluate(&self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+            let n = batch.len().saturating_sub(1);
+            batch[..n].iter().map(|r| Evaluation { value: f32::NAN, policy: vec![2.0; r.moves.len()] }).collect()
+        }
+        fn max_batch(&self) -> usize {
+            3
+        }
+        fn name(&self) -> String {
+            "short".into()
+        }
+    }
+
+    #[test]
+    fn merged_jobs_get_their_own_answers_made_well_formed() {
+        let game = Game::new(Position::startpos(Variant::Minishogi));
+        let moves: Vec<Move> = game.legal_moves().to_vec();
+        let request = EvalRequest { position: game.position().clone(), moves: moves.clone(), repetitions: 1 };
+        let (tx, rx) = crossbeam::channel::unbounded::<EvalJob>();
+        let mut replies = Vec::new();
+        // Jobs of 2, 2 and 1 positions: 5 in chunks of at most 3.
+        for n in [2, 2, 1] {
+            let (rtx, rrx) = crossbeam::channel::bounded(1);
+            tx.send((vec![request.clone(); n], rtx)).unwrap();
+            replies.push((n, rrx));
+        }
+        drop(tx);
+        serve_jobs(&Short, rx, Duration::from_millis(10));
+        for (n, reply) in replies {
+            let (requests, answers) = reply.recv().unwrap();
+            assert_eq!((requests.len(), answers.len()), (n, n));
+            for a in answers {
+                assert_eq!(a.value, 0.0);
+                assert_eq!(a.policy.len(), moves.len());
+                assert!((a.policy.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+            }
+        }
     }
 }

@@ -30,7 +30,7 @@ use super::params::SearchParams;
 use super::rng::Rng;
 use super::tree::{Edge, NO_NODE, NodeState, Proof, Tree};
 use crate::rules::{CompactMove, Game, Move, Outcome};
-use crossbeam::channel::{Receiver, Sender};
+use crossbeam::channel::Sender;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -139,7 +139,7 @@ enum Walk {
 }
 
 /// A batch from one worker and where to send the answers.
-type Job = (Vec<EvalRequest>, Sender<(Vec<EvalRequest>, Vec<Evaluation>)>);
+type Job = super::EvalJob;
 
 /// A leaf waiting for its evaluation.
 struct PendingLeaf {
@@ -326,7 +326,8 @@ impl Searcher {
         let evaluator = &*self.evaluator;
         std::thread::scope(|scope| {
             let (job_tx, job_rx) = crossbeam::channel::bounded::<Job>(self.params.threads * 2);
-            scope.spawn(|| evaluation_loop(evaluator, job_rx));
+            // Takes every batch waiting, without waiting for more.
+            scope.spawn(|| super::serve_jobs(evaluator, job_rx, Duration::ZERO));
             for _ in 0..self.params.threads.max(1) {
                 let job_tx = job_tx.clone();
                 let shared = &shared;
@@ -469,58 +470,6 @@ impl Searcher {
     /// The tree's memory budget in bytes.
     pub fn tree_budget(&self) -> usize {
         self.tree.budget_bytes()
-    }
-}
-
-/// Serves the workers' batches: takes every batch waiting (up to the
-/// evaluator's limit), evaluates them in one call and returns the answers.
-fn evaluation_loop(evaluator: &dyn Evaluator, jobs: Receiver<Job>) {
-    let max = evaluator.max_batch().max(1);
-    while let Ok(first) = jobs.recv() {
-        let mut batch = vec![first];
-        let mut size = batch[0].0.len();
-        while size < max {
-            match jobs.try_recv() {
-                Ok(job) => {
-                    size += job.0.len();
-                    batch.push(job);
-                }
-                Err(_) => break,
-            }
-        }
-        let lens: Vec<usize> = batch.iter().map(|(r, _)| r.len()).collect();
-        let requests: Vec<EvalRequest> = batch.iter_mut().flat_map(|(r, _)| std::mem::take(r)).collect();
-        let mut answers = Vec::with_capacity(requests.len());
-        for chunk in requests.chunks(max) {
-            let mut got = evaluator.evaluate(chunk);
-            got.resize_with(chunk.len(), || Evaluation { value: 0.0, policy: Vec::new() });
-            for (req, ans) in chunk.iter().zip(got.iter_mut()) {
-                sanitize(ans, req.moves.len());
-            }
-            answers.extend(got);
-        }
-        let mut requests = requests.into_iter();
-        let mut answers = answers.into_iter();
-        for ((_, reply), n) in batch.into_iter().zip(lens) {
-            let r: Vec<EvalRequest> = requests.by_ref().take(n).collect();
-            let a: Vec<Evaluation> = answers.by_ref().take(n).collect();
-            // A worker gone (search stopping) no longer needs its answers.
-            let _ = reply.send((r, a));
-        }
-    }
-}
-
-/// Makes an evaluator's answer usable whatever it returned: a finite value
-/// in [-1, 1] and a policy of the right length summing to 1 (uniform if it
-/// was malformed).
-fn sanitize(ans: &mut Evaluation, num_moves: usize) {
-    ans.value = if ans.value.is_finite() { ans.value.clamp(-1.0, 1.0) } else { 0.0 };
-    let sum: f32 = ans.policy.iter().filter(|p| p.is_finite() && **p >= 0.0).sum();
-    let well_formed = ans.policy.len() == num_moves && ans.policy.iter().all(|p| p.is_finite() && *p >= 0.0);
-    if well_formed && sum > 0.0 {
-        ans.policy.iter_mut().for_each(|p| *p /= sum);
-    } else {
-        ans.policy = vec![1.0 / num_moves as f32; num_moves];
     }
 }
 
