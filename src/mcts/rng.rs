@@ -117,11 +117,8 @@ mod tests {
         let n = outcomes as f64;
         let want_var = (n - 1.0) / (n * n * (n * alpha + 1.0));
         for i in 0..outcomes {
-            let mut k = 0;
-            let (mean, var) = moments(draws, || {
-                k += 1;
-                samples[k - 1][i]
-            });
+            let mut column = samples.iter().map(|s| s[i]);
+            let (mean, var) = moments(draws, || column.next().expect("one value per draw"));
             assert!((mean - 1.0 / n).abs() < 5.0 * (want_var / draws as f64).sqrt(), "component {i}: mean {mean}");
             assert!((var / want_var - 1.0).abs() < 0.05, "component {i}: variance {var}, want {want_var}");
         }
