@@ -11,37 +11,16 @@
 //! `PANTHEON_FUZZ_INPUTS` sets the count (default 100,000) and
 //! `PANTHEON_FUZZ_SEED` the seed.
 
-use pantheon::mcts::{Evaluator, Rng, UniformEvaluator};
+use pantheon::mcts::Rng;
 use pantheon::notation::UsiMove;
 use pantheon::rules::{Game, Position, Variant};
-use pantheon::usi::{Flow, Networks, Output, Session};
-use std::io::Write;
+use pantheon::usi::{Flow, Output, Session};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Evaluators without a net: the session's searches are cheap.
-struct Uniform;
-
-impl Networks for Uniform {
-    fn load(&mut self, _: Variant, model: &str, _: &str, _: usize) -> Result<Arc<dyn Evaluator>, String> {
-        if model.is_empty() { Ok(Arc::new(UniformEvaluator)) } else { Err(format!("no such model '{model}'")) }
-    }
-}
-
-/// An output buffer shared with the test.
-#[derive(Clone, Default)]
-struct Buffer(Arc<parking_lot::Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+mod common;
+use common::{Buffer, Uniform};
 
 /// Lines of real sessions: GUIs, match runners, the engine's own tests.
 const CORPUS: &[&str] = &[
@@ -215,7 +194,7 @@ fn hostile_input_never_stops_the_session() {
         }
         // The check's search answers on its own thread.
         let out = loop {
-            let out = String::from_utf8(buffer.0.lock().clone()).expect("the engine writes UTF-8");
+            let out = buffer.text();
             let answered = out.rsplit("readyok").next().is_some_and(|after| after.contains("bestmove "));
             if out.contains("readyok") && answered {
                 break out;

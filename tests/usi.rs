@@ -423,34 +423,13 @@ fn a_bad_model_file_or_device_is_reported_and_the_shipped_net_used() {
 
 /// The same protocol in process: a session with a uniform evaluator (no
 /// net, no pipes), so a transcript takes milliseconds.
+mod common;
+
 mod in_process {
-    use pantheon::mcts::{Evaluator, UniformEvaluator};
+    use super::common::{Buffer, Uniform};
     use pantheon::rules::Variant;
-    use pantheon::usi::{Networks, Output, Session};
-    use std::io::Write;
-    use std::sync::Arc;
+    use pantheon::usi::{Output, Session};
     use std::time::{Duration, Instant};
-
-    struct Uniform;
-
-    impl Networks for Uniform {
-        fn load(&mut self, _: Variant, model: &str, _: &str, _: usize) -> Result<Arc<dyn Evaluator>, String> {
-            if model.is_empty() { Ok(Arc::new(UniformEvaluator)) } else { Err(format!("no such model '{model}'")) }
-        }
-    }
-
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<parking_lot::Mutex<Vec<u8>>>);
-
-    impl Write for Buffer {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
 
     /// Feeds `lines` and waits until the output holds `until` (the search
     /// answers on its own thread); returns the output.
@@ -462,7 +441,7 @@ mod in_process {
         }
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            let out = String::from_utf8(buffer.0.lock().clone()).unwrap();
+            let out = buffer.text();
             if out.contains(until) || Instant::now() > deadline {
                 session.handle("quit");
                 return out;
