@@ -324,31 +324,24 @@ pub fn merge_labelled(samples: Vec<Sample>) -> Vec<Sample> {
     out
 }
 
-/// The teacher's verdict on the game's position, with only lines whose
-/// first move our rules allow; asked again among the legal moves when the
-/// teacher's lines were all forbidden. `None` when the game has no move.
+/// The teacher's verdict on the game's position (which has legal moves),
+/// with only lines whose first move our rules allow; asked again among
+/// the legal moves when the teacher's lines were all forbidden. `None`
+/// when even then no line is legal: the position gets no label rather
+/// than a made-up one.
 fn ask(
     teacher: &mut UsiEngine,
     game: &Game,
     forbidden: &mut usize,
     reasked: &mut usize,
 ) -> Result<Option<TeacherLabel>, LabelError> {
-    let legal = game.legal_moves();
-    if legal.is_empty() {
-        return Ok(None);
+    let thought = teacher.think(game, &[])?;
+    if let Some(label) = legal_lines(game, &thought, forbidden) {
+        return Ok(Some(label));
     }
-    let mut thought = teacher.think(game, &[])?;
-    let mut label = legal_lines(game, &thought, forbidden);
-    if label.is_none() {
-        *reasked += 1;
-        thought = teacher.think(game, &legal)?;
-        label = legal_lines(game, &thought, forbidden);
-    }
-    Ok(label.or_else(|| {
-        // Still nothing usable: the teacher's best move alone, if legal.
-        let mv = parse_legal(game, &thought.best)?;
-        Some(TeacherLabel { score: Score::Cp(0), moves: vec![(mv, Score::Cp(0))] })
-    }))
+    *reasked += 1;
+    let thought = teacher.think(game, &game.legal_moves())?;
+    Ok(legal_lines(game, &thought, forbidden))
 }
 
 fn parse_legal(game: &Game, text: &str) -> Option<Move> {
@@ -397,17 +390,18 @@ fn teacher_game(
         if game.moves().len() >= config.max_plies {
             break None;
         }
-        let Some(label) = ask(teacher, &game, &mut forbidden, &mut reasked)? else {
-            break Some(!game.position().side_to_move());
-        };
+        // Not over, so the position has legal moves.
+        let label = ask(teacher, &game, &mut forbidden, &mut reasked)?;
         let ply = game.moves().len();
-        let mv = if ply < opening {
-            let legal = game.legal_moves();
-            legal[rng.below(legal.len())]
-        } else if ply < opening + config.sample_plies {
-            draw(&label, config, &mut rng)
-        } else {
-            label.moves[0].0
+        let mv = match &label {
+            Some(label) if ply >= opening && ply < opening + config.sample_plies => draw(label, config, &mut rng),
+            Some(label) if ply >= opening => label.moves[0].0,
+            // The random opening, or a position the teacher gave no legal
+            // line for.
+            _ => {
+                let legal = game.legal_moves();
+                legal[rng.below(legal.len())]
+            }
         };
         let side = game.position().side_to_move();
         let sample = Sample {
@@ -416,7 +410,7 @@ fn teacher_game(
             value: 0.0,
             full_search: false,
             policy: Vec::new(),
-            teacher: Some(label),
+            teacher: label,
         };
         samples.push((sample, side));
         game.play(mv);
@@ -472,7 +466,9 @@ fn relabel(chunk: &[Sample], teacher: &mut UsiEngine) -> Result<(Vec<Sample>, Un
     let mut out = Vec::with_capacity(chunk.len());
     for s in chunk {
         let game = Game::new(s.position.clone());
-        let label = ask(teacher, &game, &mut forbidden, &mut reasked)?;
+        // A position without legal moves (a finished game) has nothing to ask.
+        let label =
+            if game.legal_moves().is_empty() { None } else { ask(teacher, &game, &mut forbidden, &mut reasked)? };
         out.push(Sample { teacher: label, ..s.clone() });
     }
     let positions = out.len();
