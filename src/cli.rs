@@ -353,6 +353,14 @@ pub enum NetCommand {
     },
     /// Print a weight file's variant, size and encoding.
     Info { path: std::path::PathBuf },
+    /// Make a base-feature net read the attack planes too: their weights
+    /// start at zero, so it plays as before until trained further.
+    AddAttackPlanes {
+        #[arg(long = "in")]
+        input: std::path::PathBuf,
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
 }
 
 /// Engine settings shared by the commands that search (same meaning as
@@ -530,6 +538,7 @@ pub fn run(cli: Cli) -> Result<()> {
             net_init(variant, (blocks as usize, channels as usize), features, seed, &out)
         }
         Command::Net { what: NetCommand::Info { path } } => net_info(&path),
+        Command::Net { what: NetCommand::AddAttackPlanes { input, out } } => net_add_attack_planes(&input, &out),
         Command::Loop {
             variant,
             dir,
@@ -1045,6 +1054,12 @@ fn net_init(
     let config = NetConfig::new(&Layout::with_features(variant, features), blocks, channels);
     crate::nn::weights::save_initial(out, variant, &config, seed)?;
     println!("wrote {} ({} parameters, {} blocks x {} channels)", out.display(), config.parameters(), blocks, channels);
+    Ok(())
+}
+
+fn net_add_attack_planes(input: &std::path::Path, out: &std::path::Path) -> Result<()> {
+    let config = crate::nn::weights::add_attack_planes(input, out)?;
+    println!("wrote {} ({} input planes)", out.display(), config.planes);
     Ok(())
 }
 

@@ -154,6 +154,30 @@ fn a_net_with_attack_planes_keeps_its_features_through_a_file() {
 }
 
 #[test]
+fn adding_the_attack_planes_keeps_a_nets_outputs() {
+    let variant = Variant::Mansindam;
+    let device = Device::flex();
+    let config = tiny(variant);
+    let bytes = weights::to_bytes(variant, &config, &config.init(&device)).unwrap();
+    let base = weights::load(&bytes, Some(variant), &device).unwrap();
+    let before = NetEvaluator::new(base.net, base.config, variant, device.clone(), 8, "base".into());
+    let widened = weights::with_attack_planes(weights::load(&bytes, Some(variant), &device).unwrap()).unwrap();
+    assert_eq!(widened.config.features, Features::Attacks);
+    assert_eq!(widened.config.planes, Layout::with_features(variant, Features::Attacks).planes);
+    let after = NetEvaluator::new(widened.net, widened.config, variant, device.clone(), 8, "widened".into());
+    let reqs = requests(variant, 6);
+    for (a, b) in before.evaluate(&reqs).iter().zip(after.evaluate(&reqs)) {
+        assert!((a.value - b.value).abs() < 1e-5, "value {} vs {}", a.value, b.value);
+        for (p, q) in a.policy.iter().zip(&b.policy) {
+            assert!((p - q).abs() < 1e-5, "policy {p} vs {q}");
+        }
+    }
+    // A net that reads them already is refused.
+    let once = weights::with_attack_planes(weights::load(&bytes, None, &device).unwrap()).unwrap();
+    assert!(weights::with_attack_planes(once).is_none());
+}
+
+#[test]
 fn one_optimiser_step_lowers_the_loss() {
     let variant = Variant::Minishogi;
     let layout = Layout::new(variant);

@@ -146,6 +146,20 @@ pub struct Net {
 }
 
 impl Net {
+    /// The same net reading `extra` more input planes after the ones it
+    /// reads now, with zero weights on them: its outputs do not change,
+    /// and training can then learn to use the new planes (how a net made
+    /// for [`Features::Base`] becomes one for [`Features::Attacks`], whose
+    /// extra planes come last).
+    pub fn with_extra_planes(mut self, extra: usize) -> Net {
+        self.stem.weight = self.stem.weight.map(|w| {
+            let [out, _, kh, kw] = w.dims();
+            let zeros = Tensor::zeros([out, extra, kh, kw], &w.device());
+            Tensor::cat(vec![w, zeros], 1)
+        });
+        self
+    }
+
     pub fn forward(&self, x: Tensor<4>) -> (Tensor<2>, Tensor<2>) {
         let relu = &self.relu;
         let mut x = relu.forward(self.stem_bn.forward(self.stem.forward(x)));

@@ -126,6 +126,29 @@ pub fn save_initial(path: &Path, variant: Variant, config: &NetConfig, seed: u64
     save(path, variant, config, &config.init(&device))
 }
 
+/// A base-feature net turned into one that reads the attack planes too
+/// ([`Net::with_extra_planes`]): it plays exactly as before until trained
+/// further. `None` when the net already reads them.
+pub fn with_attack_planes(loaded: LoadedNet) -> Option<LoadedNet> {
+    if loaded.config.features != Features::Base {
+        return None;
+    }
+    let layout = Layout::with_features(loaded.variant, Features::Attacks);
+    let config = NetConfig { features: Features::Attacks, planes: layout.planes, ..loaded.config };
+    let net = loaded.net.with_extra_planes(layout.planes - loaded.config.planes);
+    Some(LoadedNet { variant: loaded.variant, config, net })
+}
+
+/// [`with_attack_planes`] from weight file to weight file; returns the new
+/// net's config.
+pub fn add_attack_planes(input: &Path, out: &Path) -> Result<NetConfig, WeightsError> {
+    let loaded = load_file(input, None, &Device::flex())?;
+    let widened = with_attack_planes(loaded)
+        .ok_or_else(|| WeightsError::Header(format!("{} already reads the attack planes", input.display())))?;
+    save(out, widened.variant, &widened.config, &widened.net)?;
+    Ok(widened.config)
+}
+
 /// Writes a weight file atomically (temporary file, then rename).
 pub fn save(path: &Path, variant: Variant, config: &NetConfig, net: &Net) -> Result<(), WeightsError> {
     let bytes = to_bytes(variant, config, net)?;
