@@ -147,8 +147,9 @@ pub enum Command {
         #[arg(long, default_value = "auto")]
         device: crate::nn::DeviceChoice,
     },
-    /// Train a net on self-play records (CPU, burn autodiff); resumes an
-    /// interrupted run with the same --out from its checkpoint.
+    /// Train a net on self-play records (burn autodiff, on the CPU or the
+    /// GPU); resumes an interrupted run with the same --out from its
+    /// checkpoint.
     Train {
         #[arg(long)]
         variant: Variant,
@@ -179,6 +180,9 @@ pub enum Command {
         checkpoint_every: u64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// auto (a real GPU if there is one, else the CPU), gpu or cpu.
+        #[arg(long, default_value = "auto")]
+        device: crate::nn::DeviceChoice,
     },
     /// Label positions with a teacher USI engine's scores and MultiPV
     /// lines: the teacher's own games, or the positions of existing records.
@@ -316,6 +320,10 @@ pub enum Command {
         tsume: u64,
         #[command(flatten)]
         tsume_mates: TsumeArgs,
+        /// Where self-play, the gate matches and training run: auto (a
+        /// real GPU if there is one, else the CPU), gpu or cpu.
+        #[arg(long, default_value = "auto")]
+        device: crate::nn::DeviceChoice,
     },
     /// Network files: make a freshly initialised net, describe a file.
     Net {
@@ -562,6 +570,7 @@ pub fn run(cli: Cli) -> Result<()> {
             teacher,
             tsume,
             tsume_mates,
+            device,
         } => {
             for (name, v) in [("--gate-score", gate_score), ("--greedy-share", greedy_share)] {
                 anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1");
@@ -597,6 +606,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 window: window as usize,
                 checkpoint_every: 100,
                 seed,
+                device,
             };
             let gate = crate::selfplay::MatchConfig {
                 variant,
@@ -785,6 +795,7 @@ pub fn run(cli: Cli) -> Result<()> {
             window,
             checkpoint_every,
             seed,
+            device,
         } => {
             anyhow::ensure!(lr.is_finite() && lr > 0.0 && lr < 10.0, "--lr must be a small positive number");
             anyhow::ensure!(weight_decay.is_finite() && weight_decay >= 0.0, "--weight-decay must be 0 or more");
@@ -801,6 +812,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 window: window as usize,
                 checkpoint_every: checkpoint_every as usize,
                 seed,
+                device,
             };
             let started = Instant::now();
             let every = (config.steps / 50).max(1);

@@ -1,5 +1,6 @@
-//! The wgpu path (feature `gpu`): runs on any adapter, the software Vulkan
-//! device (llvmpipe) in CI. A tiny net keeps kernel compilation short.
+//! The wgpu path (the default `gpu` feature): inference and training on
+//! any adapter, the software Vulkan device (llvmpipe) in CI. A tiny net
+//! keeps kernel compilation short.
 #![cfg(feature = "gpu")]
 
 use burn::prelude::*;
@@ -131,4 +132,28 @@ fn measure_policy_paths() {
             );
         }
     }
+}
+
+#[path = "support/training.rs"]
+mod training;
+
+/// Largest difference allowed between a GPU and a CPU training loss over
+/// a few steps (the same maths, summed in a different order).
+const LOSS_TOLERANCE: f32 = 2e-3;
+
+#[test]
+fn training_on_the_gpu_gives_the_cpus_losses() {
+    let (dir, tc) = training::setup("gpu");
+    let steps = pantheon::train::TrainConfig { steps: 4, checkpoint_every: 100, ..tc };
+    let cpu = pantheon::train::train(&steps, &mut |_| {}).unwrap();
+    let on_gpu = pantheon::train::TrainConfig { device: DeviceChoice::Gpu, out: dir.join("gpu.pnet"), ..steps.clone() };
+    let gpu = pantheon::train::train(&on_gpu, &mut |_| {}).unwrap();
+    assert_eq!(cpu.losses.len(), 4);
+    for (c, g) in cpu.losses.iter().zip(&gpu.losses) {
+        assert!((c.policy - g.policy).abs() < LOSS_TOLERANCE, "step {}: policy {} vs {}", c.step, c.policy, g.policy);
+        assert!((c.value - g.value).abs() < LOSS_TOLERANCE, "step {}: value {} vs {}", c.step, c.value, g.value);
+    }
+    // The net trained on the GPU is a weight file like any other.
+    assert!(weights::load_file(&on_gpu.out, Some(Variant::Minishogi), &Device::flex()).is_ok());
+    std::fs::remove_dir_all(&dir).unwrap();
 }

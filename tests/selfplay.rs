@@ -270,6 +270,7 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         weight_decay: 1e-4,
         window: 100_000,
         checkpoint_every: 5,
+        device: pantheon::nn::DeviceChoice::Cpu,
         seed: 2,
     };
     let report = train(&tc, &mut |_| {}).unwrap();

@@ -133,6 +133,45 @@ fn gpu_device() -> Result<Device, DeviceError> {
     Err(DeviceError::NoGpuBackend)
 }
 
+/// What a device is, for `info string` and benchmark output: the CPU
+/// backend, or the GPU adapter's name, graphics API, kind and driver.
+pub fn describe(device: &Device) -> String {
+    if *device == Device::flex() {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        return format!("cpu (burn flex backend, {threads} threads)");
+    }
+    describe_gpu(device)
+}
+
+#[cfg(feature = "gpu")]
+fn describe_gpu(device: &Device) -> String {
+    use burn::tensor::wgpu::wgpu;
+    let Some(name) = device.identity().map(|i| i.name) else {
+        return "gpu (wgpu, adapter unnamed)".to_string();
+    };
+    // burn names the adapter; wgpu's own list says through what.
+    let descriptor = wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::PRIMARY,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    };
+    let instance = wgpu::Instance::new(descriptor);
+    let adapters = futures_lite::future::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
+    match adapters.iter().map(|a| a.get_info()).find(|i| i.name == name) {
+        Some(i) => {
+            let driver = format!("{} {}", i.driver, i.driver_info);
+            let driver = driver.trim();
+            let driver = if driver.is_empty() { "unnamed" } else { driver };
+            format!("gpu: {} ({:?}, {:?}, driver {driver})", i.name, i.backend, i.device_type)
+        }
+        None => format!("gpu: {name} (wgpu)"),
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+fn describe_gpu(_device: &Device) -> String {
+    "gpu".to_string()
+}
+
 /// The weight file shipped for each variant, embedded in the binary.
 pub fn shipped(variant: Variant) -> &'static [u8] {
     match variant {
@@ -269,8 +308,7 @@ impl NetEvaluator {
             }
         };
         let c = &loaded.config;
-        let where_ = if device == Device::flex() { "cpu" } else { "gpu" };
-        let name = format!("{name} ({} blocks x {} channels, {where_})", c.blocks, c.channels);
+        let name = format!("{name} ({} blocks x {} channels) on {}", c.blocks, c.channels, describe(&device));
         let evaluator = NetEvaluator::new(loaded.net, loaded.config, variant, device, max_batch, name);
         evaluator.warm_up();
         Ok(evaluator)

@@ -11,7 +11,7 @@ pub mod weights;
 
 pub use encode::{Features, Layout};
 pub use evaluator::{
-    DeviceChoice, DeviceError, LoadError, ModelSource, NetEvaluator, Timings, device, shipped, softmax,
+    DeviceChoice, DeviceError, LoadError, ModelSource, NetEvaluator, Timings, describe, device, shipped, softmax,
 };
 pub use model::{Net, NetConfig};
 pub use weights::{LoadedNet, WeightsError};

@@ -32,7 +32,8 @@ pub struct LoopConfig {
     pub from: Option<PathBuf>,
     pub selfplay: SelfPlayConfig,
     /// Training settings; `data` lists directories read beside the run's
-    /// own `data/` each generation (e.g. teacher labels).
+    /// own `data/` each generation (e.g. teacher labels); `device` is where
+    /// self-play, the gate matches and training run.
     pub train: TrainConfig,
     pub gate: MatchConfig,
     /// A candidate is promoted when it scores at least this share.
@@ -111,9 +112,9 @@ fn write_state(dir: &Path, generation: usize, best: &Path) -> Result<(), LoopErr
     write_file(&state_path(dir), format!("generation {generation}\nbest {}\n", best.display()).as_bytes())
 }
 
-fn load(variant: Variant, path: &Path, batch: usize) -> Result<Arc<dyn Evaluator>, LoopError> {
+fn load(variant: Variant, path: &Path, device: DeviceChoice, batch: usize) -> Result<Arc<dyn Evaluator>, LoopError> {
     let model = crate::nn::ModelSource::File(path.to_path_buf());
-    Ok(Arc::new(NetEvaluator::load(variant, &model, DeviceChoice::Auto, batch)?))
+    Ok(Arc::new(NetEvaluator::load(variant, &model, device, batch)?))
 }
 
 /// Runs (or resumes) the loop, calling `report` with progress lines.
@@ -156,7 +157,7 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
             seed: config.selfplay.seed.wrapping_add(g as u64),
             ..config.selfplay.clone()
         };
-        let games = play(&sp, load(config.variant, &best, 64)?, &|_| {})?;
+        let games = play(&sp, load(config.variant, &best, config.train.device, 64)?, &|_| {})?;
         report(&format!("generation {g}: {}", summary(&games, started.elapsed())));
         if config.tsume.samples > 0 {
             let tsume_started = Instant::now();
@@ -193,8 +194,8 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
         let gate = MatchConfig { seed: config.gate.seed.wrapping_add(g as u64), ..config.gate.clone() };
         let result = play_match(
             &gate,
-            Player::Search(load(config.variant, &candidate, 8)?),
-            Player::Search(load(config.variant, &best, 8)?),
+            Player::Search(load(config.variant, &candidate, config.train.device, 8)?),
+            Player::Search(load(config.variant, &best, config.train.device, 8)?),
             &mut |_| {},
         );
         let accepted = result.score() >= config.gate_score;

@@ -2,7 +2,7 @@
 
 use crate::mcts::Rng;
 use crate::nn::weights;
-use crate::nn::{Layout, NetConfig};
+use crate::nn::{DeviceChoice, Layout, NetConfig};
 use crate::rules::Variant;
 use crate::selfplay::label::{merge_labelled, score_cp, teacher_value};
 use crate::selfplay::{Sample, read_dir};
@@ -33,6 +33,9 @@ pub struct TrainConfig {
     /// Steps between checkpoints.
     pub checkpoint_every: usize,
     pub seed: u64,
+    /// Where the forward and backward passes run (burn's autodiff on the
+    /// CPU or on the wgpu device).
+    pub device: DeviceChoice,
 }
 
 /// The targets of samples that carry a teacher label.
@@ -66,6 +69,8 @@ pub enum TrainError {
     Shards(#[from] crate::selfplay::ShardError),
     #[error(transparent)]
     Weights(#[from] weights::WeightsError),
+    #[error(transparent)]
+    Device(#[from] crate::nn::DeviceError),
     #[error("cannot read {path}: {source}")]
     Read { path: String, source: std::io::Error },
     #[error("cannot write {path}: {source}")]
@@ -124,7 +129,7 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
         None => None,
     };
     let targets = Targets { teacher: config.teacher.clone(), scale: teacher_scale.unwrap_or(1.0) };
-    let device = Device::flex().autodiff();
+    let device = crate::nn::device(config.device)?.autodiff();
     let ckpt = checkpoint_dir(&config.out);
     let resume = read_checkpoint(&ckpt, config.variant, &device)?;
     let (mut net, net_config, mut optim, mut rng, start, mut losses) = match resume {
