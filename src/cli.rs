@@ -108,6 +108,14 @@ pub enum Command {
         batch: u64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Stop after this many seconds: no game starts later, and the
+        /// games still going are dropped (rerunning the command plays them).
+        #[arg(long, value_parser = parse_seconds)]
+        time_limit: Option<f64>,
+        /// Also write the run's figures (games, positions, rates) to this
+        /// file as JSON.
+        #[arg(long)]
+        json: Option<std::path::PathBuf>,
     },
     /// Write mate problems from random playouts as training samples (the
     /// mating line: the attacker's moves as policy targets, value +1 and
@@ -183,6 +191,14 @@ pub enum Command {
         /// auto (a real GPU if there is one, else the CPU), gpu or cpu.
         #[arg(long, default_value = "auto")]
         device: crate::nn::DeviceChoice,
+        /// Stop after this many seconds, with a checkpoint: rerunning the
+        /// command carries on (the net is written when all steps are done).
+        #[arg(long, value_parser = parse_seconds)]
+        time_limit: Option<f64>,
+        /// Also write the run's figures (steps, rates, last losses) to
+        /// this file as JSON.
+        #[arg(long)]
+        json: Option<std::path::PathBuf>,
     },
     /// Label positions with a teacher USI engine's scores and MultiPV
     /// lines: the teacher's own games, or the positions of existing records.
@@ -592,6 +608,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 seed,
                 out: dir.join("data"),
                 model_id: String::new(),
+                deadline: None,
             };
             let train = crate::train::TrainConfig {
                 variant,
@@ -607,6 +624,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 checkpoint_every: 100,
                 seed,
                 device,
+                deadline: None,
             };
             let gate = crate::selfplay::MatchConfig {
                 variant,
@@ -796,6 +814,8 @@ pub fn run(cli: Cli) -> Result<()> {
             checkpoint_every,
             seed,
             device,
+            time_limit,
+            json,
         } => {
             anyhow::ensure!(lr.is_finite() && lr > 0.0 && lr < 10.0, "--lr must be a small positive number");
             anyhow::ensure!(weight_decay.is_finite() && weight_decay >= 0.0, "--weight-decay must be 0 or more");
@@ -813,6 +833,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 checkpoint_every: checkpoint_every as usize,
                 seed,
                 device,
+                deadline: time_limit.map(|s| Instant::now() + std::time::Duration::from_secs_f64(s)),
             };
             let started = Instant::now();
             let every = (config.steps / 50).max(1);
@@ -844,7 +865,33 @@ pub fn run(cli: Cli) -> Result<()> {
                     if config.teacher.scale.is_some() { "" } else { " (fitted on the data)" }
                 );
             }
-            println!("trained on {} samples; wrote {}", report.samples, config.out.display());
+            let secs = started.elapsed().as_secs_f64();
+            let steps_done = report.losses.len() - report.resumed_from.unwrap_or(0);
+            if report.stopped_early {
+                let done = report.losses.last().map_or(0, |l| l.step);
+                println!(
+                    "stopped at the time limit after step {done} of {}; the checkpoint keeps it, rerun to carry on",
+                    config.steps
+                );
+            } else {
+                println!("trained on {} samples; wrote {}", report.samples, config.out.display());
+            }
+            println!(
+                "{steps_done} steps in {secs:.1} s: {:.2} steps/s, {:.0} samples/s",
+                steps_done as f64 / secs,
+                (steps_done * config.batch_size) as f64 / secs
+            );
+            if let Some(path) = json {
+                let last = report.losses.last();
+                let figures = serde_json::json!({
+                    "variant": variant.name(), "device": device.to_string(), "samples": report.samples,
+                    "steps": steps_done, "batch": config.batch_size, "seconds": secs,
+                    "steps_per_s": steps_done as f64 / secs, "samples_per_s": (steps_done * config.batch_size) as f64 / secs,
+                    "policy_loss": last.map(|l| l.policy), "value_loss": last.map(|l| l.value),
+                    "stopped_early": report.stopped_early,
+                });
+                write_json(&path, &figures)?;
+            }
             Ok(())
         }
         Command::Selfplay {
@@ -864,6 +911,8 @@ pub fn run(cli: Cli) -> Result<()> {
             device,
             batch,
             seed,
+            time_limit,
+            json,
         } => {
             for (name, v) in [
                 ("--full-share", full_share),
@@ -895,6 +944,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 seed,
                 out,
                 model_id,
+                deadline: time_limit.map(|s| Instant::now() + std::time::Duration::from_secs_f64(s)),
             };
             let started = Instant::now();
             let total = config.games;
@@ -913,10 +963,36 @@ pub fn run(cli: Cli) -> Result<()> {
                     r.path.display()
                 );
             })?;
-            println!("{}", crate::selfplay::summary(&reports, started.elapsed()));
+            let elapsed = started.elapsed();
+            println!("{}", crate::selfplay::summary(&reports, elapsed));
+            if let Some(path) = json {
+                let secs = elapsed.as_secs_f64();
+                let positions: usize = reports.iter().map(|r| r.samples).sum();
+                let figures = serde_json::json!({
+                    "variant": variant.name(), "device": device.to_string(), "parallel": parallel, "batch": batch,
+                    "visits": visits, "fast_visits": fast_visits, "games": reports.len(), "positions": positions,
+                    "seconds": secs, "games_per_hour": reports.len() as f64 * 3600.0 / secs,
+                    "positions_per_s": positions as f64 / secs,
+                });
+                write_json(&path, &figures)?;
+            }
             Ok(())
         }
     }
+}
+
+/// A number of seconds for `--time-limit`: positive and finite.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e9 => Ok(v),
+        _ => Err(format!("'{s}' is not a positive number of seconds")),
+    }
+}
+
+/// Writes a command's figures as JSON (`--json`).
+fn write_json(path: &std::path::Path, value: &serde_json::Value) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    crate::atomic_file::write(path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn run_usi() -> Result<()> {

@@ -12,6 +12,18 @@ use pantheon::rules::{Game, Position, Variant};
 /// sum in different orders).
 const TOLERANCE: f32 = 1e-3;
 
+/// `n` positions of a fixed line from the start.
+fn requests(variant: Variant, n: usize) -> Vec<EvalRequest> {
+    let mut game = Game::new(Position::startpos(variant));
+    let mut out = Vec::new();
+    while out.len() < n {
+        let moves = game.legal_moves();
+        out.push(EvalRequest { position: game.position().clone(), moves: moves.clone(), repetitions: 1 });
+        game.play(moves[moves.len() / 2]);
+    }
+    out
+}
+
 #[test]
 fn gpu_and_cpu_agree_on_a_tiny_net() {
     let gpu = device(DeviceChoice::Gpu).expect("a wgpu adapter (llvmpipe in CI)");
@@ -156,4 +168,63 @@ fn training_on_the_gpu_gives_the_cpus_losses() {
     // The net trained on the GPU is a weight file like any other.
     assert!(weights::load_file(&on_gpu.out, Some(Variant::Minishogi), &Device::flex()).is_ok());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Largest difference allowed between f16 and f32 outputs of the tiny net
+/// (f16 keeps about three significant digits).
+const HALF_TOLERANCE: f32 = 2e-2;
+
+#[test]
+fn half_precision_gives_the_f32_outputs_where_the_adapter_has_it() {
+    use pantheon::nn::{DeviceError, Precision, supports_f16};
+    let gpu = device(DeviceChoice::Gpu).expect("a wgpu adapter (llvmpipe in CI)");
+    let variant = Variant::Mansindam;
+    let config = NetConfig::new(&Layout::new(variant), 1, 8);
+    let bytes = weights::to_bytes(variant, &config, &config.init(&Device::flex())).unwrap();
+    let on_gpu = || {
+        let l = weights::load(&bytes, Some(variant), &gpu).unwrap();
+        NetEvaluator::new(l.net, l.config, variant, gpu.clone(), 8, "tiny".into())
+    };
+    let reqs = requests(variant, 5);
+    let full = on_gpu().evaluate(&reqs);
+    let mut half = on_gpu();
+    if !supports_f16(&gpu) {
+        // Refused with a reason, and the net stays in f32.
+        assert!(matches!(half.set_precision(Precision::F16), Err(DeviceError::NoHalfPrecision(_))));
+        assert_eq!(half.precision(), Precision::F32);
+        eprintln!("this adapter has no f16: {}", pantheon::nn::describe(&gpu));
+        return;
+    }
+    half.set_precision(Precision::F16).unwrap();
+    assert!(half.name().ends_with(", f16"));
+    for (x, y) in full.iter().zip(half.evaluate(&reqs)) {
+        assert!((x.value - y.value).abs() < HALF_TOLERANCE, "value {} vs {}", x.value, y.value);
+        for (p, q) in x.policy.iter().zip(&y.policy) {
+            assert!((p - q).abs() < HALF_TOLERANCE, "policy {p} vs {q}");
+        }
+    }
+    // The f32 weights are gone: going back is refused.
+    assert!(half.set_precision(Precision::F32).is_err());
+}
+
+#[test]
+fn a_search_with_two_batches_in_flight_on_the_gpu() {
+    use pantheon::mcts::{Limits, SearchParams, Searcher};
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    let gpu = device(DeviceChoice::Gpu).expect("a wgpu adapter (llvmpipe in CI)");
+    let variant = Variant::Minishogi;
+    let config = NetConfig::new(&Layout::new(variant), 1, 8);
+    let bytes = weights::to_bytes(variant, &config, &config.init(&Device::flex())).unwrap();
+    let l = weights::load(&bytes, Some(variant), &gpu).unwrap();
+    let net = Arc::new(NetEvaluator::new(l.net, l.config, variant, gpu, 8, "tiny".into()));
+    assert_eq!(net.pipeline_depth(), 2, "two batches in flight on a GPU");
+    let params = SearchParams { threads: 4, batch_size: 8, ..SearchParams::default() };
+    let mut searcher = Searcher::new(net.clone(), params);
+    searcher.set_position(&Game::new(Position::startpos(variant)));
+    let limits = Limits { nodes: Some(400), ..Limits::default() };
+    let result = searcher.search(&limits, &AtomicBool::new(false), &mut |_| {});
+    assert!(result.info.playouts >= 400);
+    assert!(result.best.is_some());
+    assert!(net.device_idle().batches > 0);
 }

@@ -178,6 +178,30 @@ fn adding_the_attack_planes_keeps_a_nets_outputs() {
 }
 
 #[test]
+fn the_device_clock_counts_batches_and_the_waits_between_them() {
+    let variant = Variant::Minishogi;
+    let device = Device::flex();
+    let config = tiny(variant);
+    let eval = NetEvaluator::new(config.init(&device), config, variant, device, 8, "clock".into());
+    // One batch at a time on the CPU; two in flight on a GPU.
+    assert_eq!(eval.pipeline_depth(), 1);
+    eval.set_pipeline_depth(3);
+    assert_eq!(eval.pipeline_depth(), 3);
+    let reqs = requests(variant, 2);
+    for _ in 0..3 {
+        eval.evaluate(&reqs);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let idle = eval.device_idle();
+    assert_eq!(idle.batches, 3);
+    // Two waits of at least 20 ms between the three batches (the time
+    // before the first batch does not count).
+    assert!(idle.idle >= std::time::Duration::from_millis(40), "{idle:?}");
+    eval.reset_device_idle();
+    assert_eq!(eval.device_idle().batches, 0);
+}
+
+#[test]
 fn one_optimiser_step_lowers_the_loss() {
     let variant = Variant::Minishogi;
     let layout = Layout::new(variant);

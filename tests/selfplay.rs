@@ -41,6 +41,7 @@ fn tiny_selfplay(variant: Variant, out: PathBuf) -> SelfPlayConfig {
         seed: 1,
         out,
         model_id: "tiny".into(),
+        deadline: None,
     }
 }
 
@@ -160,6 +161,20 @@ fn tiny_self_play_writes_readable_records() {
 }
 
 #[test]
+fn a_deadline_stops_self_play_and_a_rerun_plays_the_rest() {
+    let variant = Variant::Minishogi;
+    let net: Arc<dyn pantheon::mcts::Evaluator> = Arc::new(tiny_net(variant));
+    let dir = temp_dir("selfplay-deadline");
+    let sp = SelfPlayConfig { games: 3, parallel: 1, max_plies: 30, ..tiny_selfplay(variant, dir.clone()) };
+    let past = SelfPlayConfig { deadline: Some(std::time::Instant::now()), ..sp.clone() };
+    assert!(play(&past, net.clone(), &|_| {}).unwrap().is_empty());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written after the deadline");
+    let reports = play(&sp, net, &|_| {}).unwrap();
+    assert_eq!(reports.len(), 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn games_against_the_greedy_player_record_its_moves_without_policy() {
     use pantheon::rules::Color;
     use pantheon::selfplay::baselines::{material_balance, material_values};
@@ -271,6 +286,7 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         window: 100_000,
         checkpoint_every: 5,
         device: pantheon::nn::DeviceChoice::Cpu,
+        deadline: None,
         seed: 2,
     };
     let report = train(&tc, &mut |_| {}).unwrap();

@@ -52,6 +52,24 @@ fn an_interrupted_run_resumes_to_the_same_state() {
 }
 
 #[test]
+fn a_time_limit_stops_with_a_checkpoint_and_a_rerun_finishes() {
+    let (dir, tc) = setup("deadline");
+    // A deadline already past: one step, then a checkpoint and no net.
+    let limited = TrainConfig { deadline: Some(std::time::Instant::now()), ..tc.clone() };
+    let stopped = train(&limited, &mut |_| {}).unwrap();
+    assert!(stopped.stopped_early);
+    assert_eq!(stopped.losses.len(), 1);
+    assert!(!tc.out.exists(), "no net before the last step");
+    assert!(dir.join("out.pnet.ckpt").join("state").exists());
+    let finished = train(&tc, &mut |_| {}).unwrap();
+    assert!(!finished.stopped_early);
+    assert_eq!(finished.resumed_from, Some(1));
+    assert_eq!(finished.losses.len(), tc.steps);
+    assert!(tc.out.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn the_loop_runs_generations_and_resumes() {
     use pantheon::selfplay::{MatchConfig, MoveLimit, SelfPlayConfig, TsumeConfig};
     use pantheon::train::{LoopConfig, generations};
@@ -79,6 +97,7 @@ fn the_loop_runs_generations_and_resumes() {
             seed: 1,
             out: run.join("data"),
             model_id: String::new(),
+            deadline: None,
         },
         train: TrainConfig { steps: 4, checkpoint_every: 2, ..tc.clone() },
         gate: MatchConfig {

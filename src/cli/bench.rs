@@ -5,7 +5,36 @@ use crate::notation::parse_position;
 use crate::rules::{Game, Variant, perft};
 use anyhow::Result;
 use clap::Subcommand;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// Writes a benchmark's figures as JSON when `--json` names a file.
+fn write_json(path: Option<&Path>, value: &Value) -> Result<()> {
+    path.map_or(Ok(()), |p| super::write_json(p, value))
+}
+
+fn bench_device(choice: crate::nn::DeviceChoice, json_path: Option<&Path>) -> Result<()> {
+    let device = crate::nn::device(choice)?;
+    let about = crate::nn::describe(&device);
+    let f16 = crate::nn::supports_f16(&device);
+    println!("device: {about}");
+    println!("f16: {}", if f16 { "supported" } else { "not supported" });
+    let mut peaks = serde_json::Map::new();
+    for (precision, peak) in crate::nn::peak_flops(&device) {
+        match peak {
+            Ok(flops) => {
+                println!("peak {precision}: {:.1} GFLOP/s (measured)", flops / 1e9);
+                peaks.insert(precision.to_string(), json!(flops));
+            }
+            Err(e) => {
+                println!("peak {precision}: none ({e})");
+                peaks.insert(precision.to_string(), Value::Null);
+            }
+        }
+    }
+    write_json(json_path, &json!({ "device": about, "f16": f16, "peak_flops": peaks }))
+}
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -15,6 +44,16 @@ pub enum BenchCommand {
         /// Runs per position; the median is reported.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
         runs: u32,
+    },
+    /// The device: what it is, whether it computes in f16, and its peak
+    /// arithmetic rate as measured by cubecl's throughput probe (GPU).
+    Device {
+        /// auto, gpu or cpu.
+        #[arg(long, default_value = "auto")]
+        device: crate::nn::DeviceChoice,
+        /// Also write the figures to this file as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
     /// Network throughput per batch size, and the time split into encode,
     /// upload, forward, download and policy softmax.
@@ -33,6 +72,13 @@ pub enum BenchCommand {
         /// Forward passes per batch size; the median is reported.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
         runs: u32,
+        /// Precisions, comma-separated: f32, f16 (GPU; skipped, saying so,
+        /// where the adapter has no f16).
+        #[arg(long, value_delimiter = ',', default_value = "f32")]
+        precision: Vec<crate::nn::Precision>,
+        /// Also write the figures to this file as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
     /// Playouts needed to prove the mate and campmate problems of the
     /// search tests, with the uniform evaluator and with a net (one thread,
@@ -69,9 +115,22 @@ pub enum BenchCommand {
     Search {
         #[arg(long, default_value = "mansindam")]
         variant: Variant,
-        /// Playouts per run.
+        /// Where the net runs: auto, gpu or cpu.
+        #[arg(long, default_value = "cpu")]
+        device: crate::nn::DeviceChoice,
+        /// Playouts per run with the uniform evaluator.
         #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
         nodes: u64,
+        /// Playouts per run with the net.
+        #[arg(long, default_value_t = 4000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        net_nodes: u64,
+        /// Batches in flight at once on the net's device, comma-separated
+        /// (default: the device's own, 2 on a GPU and 1 on the CPU).
+        #[arg(long, value_delimiter = ',')]
+        pipeline: Vec<usize>,
+        /// Also write the figures to this file as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
         /// Thread counts to measure, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "1,2")]
         threads: Vec<usize>,
@@ -91,7 +150,10 @@ impl BenchCommand {
     pub fn run(self) -> Result<()> {
         match self {
             BenchCommand::Perft { runs } => bench_perft(runs),
-            BenchCommand::Nn { variant, device, batch, model, runs } => bench_nn(variant, device, &batch, &model, runs),
+            BenchCommand::Device { device, json } => bench_device(device, json.as_deref()),
+            BenchCommand::Nn { variant, device, batch, model, runs, precision, json } => {
+                bench_nn(variant, device, (&batch, &precision), &model, runs, json.as_deref())
+            }
             BenchCommand::Mates {
                 variant,
                 model,
@@ -107,9 +169,22 @@ impl BenchCommand {
                 (nodes, batch as usize, mate_plies, policy_temperature),
                 (random as usize, random_seed),
             ),
-            BenchCommand::Search { variant, nodes, threads, batch, runs, mate_plies } => {
-                bench_search(variant, nodes, (&threads, &mate_plies), batch as usize, runs)
-            }
+            BenchCommand::Search {
+                variant,
+                device,
+                nodes,
+                net_nodes,
+                pipeline,
+                json,
+                threads,
+                batch,
+                runs,
+                mate_plies,
+            } => bench_search(
+                SearchBench { variant, device, nodes, net_nodes, batch: batch as usize, runs },
+                (&threads, &mate_plies, &pipeline),
+                json.as_deref(),
+            ),
         }
     }
 }
@@ -142,76 +217,114 @@ fn bench_perft(runs: u32) -> Result<()> {
 fn bench_nn(
     variant: Variant,
     device: crate::nn::DeviceChoice,
-    batches: &[usize],
+    (batches, precisions): (&[usize], &[crate::nn::Precision]),
     model: &crate::nn::ModelSource,
     runs: u32,
+    json_path: Option<&Path>,
 ) -> Result<()> {
-    use crate::mcts::EvalRequest;
-    use crate::nn::NetEvaluator;
+    use crate::nn::{NetEvaluator, Timings};
     anyhow::ensure!(batches.iter().all(|&b| (1..=4096).contains(&b)), "--batch sizes must be 1 to 4096");
     let max = batches.iter().copied().max().unwrap_or(1);
-    let mut eval = NetEvaluator::load(variant, model, device, max)?;
-    eval.set_stage_timing(true);
-    let c = eval.config().clone();
-    // On the GPU both policy paths are measured: every logit read back and
-    // the softmax on the CPU ("plain"), or the WGSL masked-softmax kernel.
-    let paths: &[bool] = if eval.policy_kernel() { &[false, true] } else { &[false] };
-    println!(
-        "{} ({} parameters, {:.1} MFLOP per position)",
-        crate::mcts::Evaluator::name(&eval),
-        c.parameters(),
-        c.flops_per_position() as f64 / 1e6
-    );
-    // Positions from a short seeded random game, so hands and promotions appear.
-    let mut rng = crate::mcts::Rng::new(7);
+    let positions = sample_positions(variant, max, 7);
+    let mut rows = Vec::new();
+    let mut header = None;
+    for &precision in precisions {
+        let mut eval = NetEvaluator::load(variant, model, device, max)?;
+        if let Err(e) = eval.set_precision(precision) {
+            println!("{precision}: skipped ({e})");
+            continue;
+        }
+        eval.set_stage_timing(true);
+        let c = eval.config().clone();
+        let flops = c.flops_per_position() as f64;
+        if header.is_none() {
+            let name = crate::mcts::Evaluator::name(&eval);
+            println!("{name} ({} parameters, {:.1} MFLOP per position)", c.parameters(), flops / 1e6);
+            println!(
+                "{:>4} {:>6} {:>7} {:>12} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8}",
+                "prec",
+                "batch",
+                "softmax",
+                "positions/s",
+                "GFLOP/s",
+                "total ms",
+                "encode",
+                "upload",
+                "forward",
+                "download",
+                "policy"
+            );
+            header = Some(json!({ "net": name, "parameters": c.parameters(), "flops_per_position": flops }));
+        }
+        // On the GPU both policy paths are measured: every logit read back
+        // and the softmax on the CPU ("plain"), or the WGSL masked-softmax
+        // kernel.
+        let paths: &[bool] = if eval.policy_kernel() { &[false, true] } else { &[false] };
+        for (&b, &kernel) in batches.iter().flat_map(|b| paths.iter().map(move |k| (b, k))) {
+            eval.set_policy_kernel(kernel);
+            let batch = &positions[..b];
+            let _ = eval.evaluate_timed(batch); // warm-up
+            let mut runs_t: Vec<Timings> = (0..runs).map(|_| eval.evaluate_timed(batch).1).collect();
+            let total = |t: &Timings| t.encode + t.upload + t.forward + t.download + t.policy;
+            runs_t.sort_by_key(total);
+            let m = &runs_t[runs_t.len() / 2];
+            let per_s = b as f64 / total(m).as_secs_f64();
+            let softmax = if kernel {
+                "kernel"
+            } else if paths.len() > 1 {
+                "plain"
+            } else {
+                "cpu"
+            };
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+            println!(
+                "{:>4} {:>6} {:>7} {:>12.0} {:>9.1} {:>9.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
+                precision.to_string(),
+                b,
+                softmax,
+                per_s,
+                per_s * flops / 1e9,
+                ms(total(m)),
+                ms(m.encode),
+                ms(m.upload),
+                ms(m.forward),
+                ms(m.download),
+                ms(m.policy)
+            );
+            rows.push(json!({
+                "precision": precision.to_string(), "batch": b, "softmax": softmax,
+                "positions_per_s": per_s, "gflops": per_s * flops / 1e9, "total_ms": ms(total(m)),
+                "encode_ms": ms(m.encode), "upload_ms": ms(m.upload), "forward_ms": ms(m.forward),
+                "download_ms": ms(m.download), "policy_ms": ms(m.policy),
+            }));
+        }
+    }
+    let mut out = header.unwrap_or_else(|| json!({}));
+    out["variant"] = json!(variant.name());
+    out["rows"] = Value::Array(rows);
+    write_json(json_path, &out)
+}
+
+/// `n` evaluation requests from seeded random games of at most 60 plies,
+/// so that hands and promotions appear as in search leaves.
+fn sample_positions(variant: Variant, n: usize, seed: u64) -> Vec<crate::mcts::EvalRequest> {
+    let mut rng = crate::mcts::Rng::new(seed);
     let mut game = Game::new(crate::rules::Position::startpos(variant));
     let mut positions = Vec::new();
-    while positions.len() < max {
+    while positions.len() < n {
         let moves = game.legal_moves();
         if moves.is_empty() || game.outcome().is_some() || game.moves().len() > 60 {
             game = Game::new(crate::rules::Position::startpos(variant));
             continue;
         }
-        positions.push(EvalRequest {
+        positions.push(crate::mcts::EvalRequest {
             position: game.position().clone(),
             moves: moves.clone(),
             repetitions: game.repetitions(),
         });
         game.play(moves[rng.below(moves.len())]);
     }
-    println!(
-        "{:>6} {:>7} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
-        "batch", "softmax", "positions/s", "total ms", "encode", "upload", "forward", "download", "policy"
-    );
-    for (&b, &kernel) in batches.iter().flat_map(|b| paths.iter().map(move |k| (b, k))) {
-        eval.set_policy_kernel(kernel);
-        let batch = &positions[..b];
-        let _ = eval.evaluate_timed(batch); // warm-up
-        let mut runs_t: Vec<crate::nn::Timings> = (0..runs).map(|_| eval.evaluate_timed(batch).1).collect();
-        let total = |t: &crate::nn::Timings| t.encode + t.upload + t.forward + t.download + t.policy;
-        runs_t.sort_by_key(total);
-        let m = &runs_t[runs_t.len() / 2];
-        let ms = |d: std::time::Duration| format!("{:.2}", d.as_secs_f64() * 1e3);
-        println!(
-            "{:>6} {:>7} {:>12.0} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
-            b,
-            if kernel {
-                "kernel"
-            } else if paths.len() > 1 {
-                "plain"
-            } else {
-                "cpu"
-            },
-            b as f64 / total(m).as_secs_f64(),
-            ms(total(m)),
-            ms(m.encode),
-            ms(m.upload),
-            ms(m.forward),
-            ms(m.download),
-            ms(m.policy)
-        );
-    }
-    Ok(())
+    positions
 }
 
 fn bench_mates(
@@ -348,15 +461,23 @@ fn bench_mates(
     Ok(())
 }
 
-fn bench_search(
+/// What `bench search` measures.
+struct SearchBench {
     variant: Variant,
+    device: crate::nn::DeviceChoice,
     nodes: u64,
-    (threads, mate_plies): (&[usize], &[u32]),
+    net_nodes: u64,
     batch: usize,
     runs: u32,
+}
+
+fn bench_search(
+    b: SearchBench,
+    (threads, mate_plies, pipelines): (&[usize], &[u32], &[usize]),
+    json_path: Option<&Path>,
 ) -> Result<()> {
     use crate::mcts::{EvalRequest, Evaluation, Evaluator, Limits, SearchParams, Searcher, UniformEvaluator};
-    use crate::nn::{DeviceChoice, NetEvaluator};
+    use crate::nn::NetEvaluator;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -374,32 +495,26 @@ fn bench_search(
         fn name(&self) -> String {
             self.0.name()
         }
+        fn pipeline_depth(&self) -> usize {
+            self.0.pipeline_depth()
+        }
     }
 
     anyhow::ensure!(threads.iter().all(|&t| (1..=256).contains(&t)), "--threads must be 1 to 256");
     anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
-    let net: Arc<dyn Evaluator> =
-        Arc::new(NetEvaluator::load(variant, &crate::nn::ModelSource::Shipped, DeviceChoice::Cpu, batch)?);
-    // The network's raw throughput at this batch size, from positions of a
-    // short search so they look like search leaves.
+    anyhow::ensure!(pipelines.iter().all(|&p| (1..=16).contains(&p)), "--pipeline depths must be 1 to 16");
+    let (variant, batch) = (b.variant, b.batch);
+    let net = Arc::new(NetEvaluator::load(variant, &crate::nn::ModelSource::Shipped, b.device, batch)?);
+    let pipelines: Vec<usize> = if pipelines.is_empty() { vec![net.pipeline_depth()] } else { pipelines.to_vec() };
+    // The network's raw throughput at this batch size, one batch at a
+    // time, from positions of random games so they look like search leaves.
     let raw = {
-        let mut game = Game::new(crate::rules::Position::startpos(variant));
-        let mut batch_reqs = Vec::new();
-        let mut rng = crate::mcts::Rng::new(11);
-        while batch_reqs.len() < batch {
-            let moves = game.legal_moves();
-            if moves.is_empty() || game.outcome().is_some() {
-                game = Game::new(crate::rules::Position::startpos(variant));
-                continue;
-            }
-            batch_reqs.push(EvalRequest { position: game.position().clone(), moves: moves.clone(), repetitions: 1 });
-            game.play(moves[rng.below(moves.len())]);
-        }
-        net.evaluate(&batch_reqs);
+        let reqs = sample_positions(variant, batch, 11);
+        net.evaluate(&reqs);
         let mut times: Vec<f64> = (0..15)
             .map(|_| {
                 let t = Instant::now();
-                net.evaluate(&batch_reqs);
+                net.evaluate(&reqs);
                 t.elapsed().as_secs_f64()
             })
             .collect();
@@ -408,26 +523,32 @@ fn bench_search(
     };
     println!("network: {}; raw throughput at batch {batch}: {raw:.0} positions/s", net.name());
     println!(
-        "{:<12} {:<16} {:>4} {:>7} {:>6} {:>10} {:>10} {:>12} {:>12} {:>10} {:>8}",
+        "{:<9} {:<16} {:>4} {:>7} {:>5} {:>6} {:>9} {:>9} {:>11} {:>10} {:>9} {:>7} {:>10}",
         "evaluator",
         "variant",
         "mate",
         "threads",
+        "pipe",
         "batch",
         "playouts",
         "median s",
         "playouts/s",
         "evals/s",
         "avg batch",
-        "vs raw"
+        "vs raw",
+        "idle/batch"
     );
-    for (label, evaluator, budget) in [
-        ("uniform", Arc::new(UniformEvaluator) as Arc<dyn Evaluator>, nodes),
-        ("network", net.clone(), nodes.min(4000)),
-    ] {
+    let mut rows = Vec::new();
+    let uniform: Arc<dyn Evaluator> = Arc::new(UniformEvaluator);
+    let mut settings = vec![("uniform", 1, b.nodes)];
+    settings.extend(pipelines.iter().map(|&p| ("network", p, b.net_nodes)));
+    for (label, pipeline, budget) in settings {
+        net.set_pipeline_depth(pipeline);
+        let evaluator: Arc<dyn Evaluator> = if label == "uniform" { uniform.clone() } else { net.clone() };
         for (&mate, &t) in mate_plies.iter().flat_map(|m| threads.iter().map(move |t| (m, t))) {
             let mut samples = Vec::new();
-            for _ in 0..runs {
+            for _ in 0..b.runs {
+                net.reset_device_idle();
                 let counting = Arc::new(Counting(evaluator.clone(), AtomicU64::new(0), AtomicU64::new(0)));
                 let params =
                     SearchParams { threads: t, batch_size: batch, mate_plies: mate, ..SearchParams::default() };
@@ -438,27 +559,40 @@ fn bench_search(
                 let result = searcher.search(&limits, &AtomicBool::new(false), &mut |_| {});
                 let secs = started.elapsed().as_secs_f64();
                 let calls = counting.2.load(Ordering::Relaxed).max(1);
-                samples.push((secs, result.info.playouts, counting.1.load(Ordering::Relaxed), calls));
+                let idle = net.device_idle().per_batch().as_secs_f64() * 1e3;
+                samples.push((secs, result.info.playouts, counting.1.load(Ordering::Relaxed), calls, idle));
             }
             samples.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let (secs, playouts, evals, calls) = samples[samples.len() / 2];
+            let (secs, playouts, evals, calls, idle) = samples[samples.len() / 2];
             let evals_per_s = evals as f64 / secs;
-            let vs_raw = if label == "network" { format!("{:.0}%", 100.0 * evals_per_s / raw) } else { "-".into() };
+            let is_net = label == "network";
+            let vs_raw = is_net.then(|| 100.0 * evals_per_s / raw);
             println!(
-                "{:<12} {:<16} {:>4} {:>7} {:>6} {:>10} {:>10.3} {:>12.0} {:>12.0} {:>10.1} {:>8}",
+                "{:<9} {:<16} {:>4} {:>7} {:>5} {:>6} {:>9} {:>9.3} {:>11.0} {:>10.0} {:>9.1} {:>7} {:>10}",
                 label,
                 variant.name(),
                 mate,
                 t,
+                pipeline,
                 batch,
                 playouts,
                 secs,
                 playouts as f64 / secs,
                 evals_per_s,
                 evals as f64 / calls as f64,
-                vs_raw
+                vs_raw.map_or("-".into(), |v| format!("{v:.0}%")),
+                if is_net { format!("{idle:.2} ms") } else { "-".into() }
             );
+            rows.push(json!({
+                "evaluator": label, "mate_plies": mate, "threads": t, "pipeline": pipeline, "batch": batch,
+                "playouts": playouts, "seconds": secs, "playouts_per_s": playouts as f64 / secs,
+                "evals_per_s": evals_per_s, "avg_batch": evals as f64 / calls as f64,
+                "vs_raw_percent": vs_raw, "device_idle_ms_per_batch": is_net.then_some(idle),
+            }));
         }
     }
-    Ok(())
+    write_json(
+        json_path,
+        &json!({ "variant": variant.name(), "network": net.name(), "raw_positions_per_s": raw, "batch": batch, "rows": rows }),
+    )
 }

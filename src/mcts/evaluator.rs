@@ -110,6 +110,30 @@ pub trait Evaluator: Send + Sync {
 
     /// A short description for logs (`uniform`, the model file, ...).
     fn name(&self) -> String;
+
+    /// Batches worth having in flight at once: on a GPU at least two, so
+    /// that the CPU gathers and encodes batch k+1 while the device runs
+    /// batch k. A search runs this many evaluation threads
+    /// ([`serve_pipelined`]).
+    fn pipeline_depth(&self) -> usize {
+        1
+    }
+}
+
+/// [`serve_jobs`] on `evaluator.pipeline_depth()` threads sharing one
+/// queue: while one thread waits for the device, the next takes the jobs
+/// waiting and prepares its batch. Returns when every sender is gone.
+pub fn serve_pipelined(evaluator: &dyn Evaluator, jobs: Receiver<EvalJob>, patience: Duration) {
+    let depth = evaluator.pipeline_depth().max(1);
+    if depth == 1 {
+        return serve_jobs(evaluator, jobs, patience);
+    }
+    std::thread::scope(|scope| {
+        for _ in 0..depth {
+            let jobs = jobs.clone();
+            scope.spawn(move || serve_jobs(evaluator, jobs, patience));
+        }
+    });
 }
 
 /// Value 0 and equal priors over the legal moves: pure search, no
@@ -170,12 +194,73 @@ mod tests {
         }
         drop(tx);
         serve_jobs(&Short, rx, Duration::from_millis(10));
+        check_replies(replies, moves.len());
+    }
+
+    /// Several batches in flight; each answer's value tells which
+    /// position it is for (its number of moves).
+    struct Deep;
+
+    impl Evaluator for Deep {
+        fn evaluate(&self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+            // Slow enough that the servers overlap.
+            std::thread::sleep(Duration::from_millis(2));
+            UniformEvaluator
+                .evaluate(batch)
+                .into_iter()
+                .zip(batch)
+                .map(|(e, r)| Evaluation { value: r.moves.len() as f32 / 100.0, ..e })
+                .collect()
+        }
+        fn max_batch(&self) -> usize {
+            3
+        }
+        fn name(&self) -> String {
+            "deep".into()
+        }
+        fn pipeline_depth(&self) -> usize {
+            3
+        }
+    }
+
+    #[test]
+    fn pipelined_servers_give_every_job_its_own_answers() {
+        let game = Game::new(Position::startpos(Variant::Minishogi));
+        let moves: Vec<Move> = game.legal_moves().to_vec();
+        let (tx, rx) = crossbeam::channel::unbounded::<EvalJob>();
+        let mut replies = Vec::new();
+        assert!(moves.len() >= 12);
+        for i in 0..36 {
+            // The jobs' requests differ (their number of moves), so an
+            // answer given to the wrong job would show.
+            let (n, i) = (1 + i % 3, i % 12);
+            let request =
+                EvalRequest { position: game.position().clone(), moves: moves[..1 + i].to_vec(), repetitions: 1 };
+            let (rtx, rrx) = crossbeam::channel::bounded(1);
+            tx.send((vec![request; n], rtx)).unwrap();
+            replies.push((n, 1 + i, rrx));
+        }
+        drop(tx);
+        serve_pipelined(&Deep, rx, Duration::ZERO);
+        for (n, len, reply) in replies {
+            let (requests, answers) = reply.recv().unwrap();
+            assert_eq!((requests.len(), answers.len()), (n, n));
+            for (r, a) in requests.iter().zip(answers) {
+                assert_eq!((r.moves.len(), a.policy.len()), (len, len));
+                assert_eq!(a.value, len as f32 / 100.0);
+            }
+        }
+    }
+
+    type Reply = Receiver<(Vec<EvalRequest>, Vec<Evaluation>)>;
+
+    fn check_replies(replies: Vec<(usize, Reply)>, moves: usize) {
         for (n, reply) in replies {
             let (requests, answers) = reply.recv().unwrap();
             assert_eq!((requests.len(), answers.len()), (n, n));
             for a in answers {
                 assert_eq!(a.value, 0.0);
-                assert_eq!(a.policy.len(), moves.len());
+                assert_eq!(a.policy.len(), moves);
                 assert!((a.policy.iter().sum::<f32>() - 1.0).abs() < 1e-5);
             }
         }

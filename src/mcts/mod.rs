@@ -11,7 +11,9 @@ mod rng;
 mod search;
 mod tree;
 
-pub use evaluator::{EvalJob, EvalRequest, Evaluation, Evaluator, UniformEvaluator, sanitize, serve_jobs};
+pub use evaluator::{
+    EvalJob, EvalRequest, Evaluation, Evaluator, UniformEvaluator, sanitize, serve_jobs, serve_pipelined,
+};
 pub use limits::{Clock, Limits, TimeBudget, budget};
 pub use mate::{find_mate, find_mate_until, find_mated, mate_in_one, mate_line};
 pub use params::{ENGINE_ROOT_MATE_PLIES, MATE_PLIES, POLICY_TEMPERATURE, SearchParams};

@@ -326,8 +326,9 @@ impl Searcher {
         let evaluator = &*self.evaluator;
         std::thread::scope(|scope| {
             let (job_tx, job_rx) = crossbeam::channel::bounded::<Job>(self.params.threads * 2);
-            // Takes every batch waiting, without waiting for more.
-            scope.spawn(|| super::serve_jobs(evaluator, job_rx, Duration::ZERO));
+            // Takes every batch waiting, without waiting for more; on a GPU
+            // with several batches in flight.
+            scope.spawn(|| super::serve_pipelined(evaluator, job_rx, Duration::ZERO));
             for _ in 0..self.params.threads.max(1) {
                 let job_tx = job_tx.clone();
                 let shared = &shared;

@@ -2,54 +2,13 @@
 //! nets, and loading a net with typed errors.
 
 use super::Layout;
+use super::device::{DeviceChoice, DeviceError, Precision, describe, device};
 use super::model::{Net, NetConfig};
 use super::weights::{self, WeightsError};
 use crate::mcts::{EvalRequest, Evaluation, Evaluator};
 use crate::rules::Variant;
 use burn::prelude::*;
 use std::time::{Duration, Instant};
-
-/// Where the network runs.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum DeviceChoice {
-    /// The GPU if one is usable, else the CPU.
-    Auto,
-    Gpu,
-    Cpu,
-}
-
-impl std::str::FromStr for DeviceChoice {
-    type Err = DeviceError;
-    fn from_str(s: &str) -> Result<DeviceChoice, DeviceError> {
-        match s.to_ascii_lowercase().as_str() {
-            "auto" => Ok(DeviceChoice::Auto),
-            "gpu" => Ok(DeviceChoice::Gpu),
-            "cpu" => Ok(DeviceChoice::Cpu),
-            _ => Err(DeviceError::Unknown(s.to_string())),
-        }
-    }
-}
-
-impl std::fmt::Display for DeviceChoice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            DeviceChoice::Auto => "auto",
-            DeviceChoice::Gpu => "gpu",
-            DeviceChoice::Cpu => "cpu",
-        })
-    }
-}
-
-/// Why a device cannot be had.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DeviceError {
-    #[error("unknown device '{0}' (expected auto, gpu or cpu)")]
-    Unknown(String),
-    #[error("this build has no GPU backend (build with the gpu feature); use Device cpu or auto")]
-    NoGpuBackend,
-    #[error("no usable GPU adapter: {0}")]
-    NoAdapter(String),
-}
 
 /// Which net: the variant's shipped one, or a weight file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -88,88 +47,6 @@ pub enum LoadError {
     Shipped(WeightsError),
     #[error("{path}: {source}")]
     File { path: String, source: WeightsError },
-}
-
-/// The burn device for a choice: `cpu` is burn's flex backend; `gpu` the
-/// wgpu backend (any adapter, software ones included); `auto` the GPU when
-/// a real one is present, else the CPU.
-pub fn device(choice: DeviceChoice) -> Result<Device, DeviceError> {
-    match choice {
-        DeviceChoice::Cpu => Ok(Device::flex()),
-        DeviceChoice::Gpu => gpu_device(),
-        DeviceChoice::Auto if has_real_gpu() => gpu_device().or_else(|_| Ok(Device::flex())),
-        DeviceChoice::Auto => Ok(Device::flex()),
-    }
-}
-
-/// Whether the machine has a physical GPU that wgpu can use.
-#[cfg(feature = "gpu")]
-pub fn has_real_gpu() -> bool {
-    !Device::enumerate_physical().is_empty()
-}
-
-#[cfg(not(feature = "gpu"))]
-pub fn has_real_gpu() -> bool {
-    false
-}
-
-/// The process's wgpu device, made once (burn's wgpu runtime cannot be
-/// initialised twice); the error is remembered too.
-#[cfg(feature = "gpu")]
-fn gpu_device() -> Result<Device, DeviceError> {
-    use burn::tensor::DeviceKind;
-    static GPU: std::sync::OnceLock<Result<Device, DeviceError>> = std::sync::OnceLock::new();
-    GPU.get_or_init(|| {
-        Device::wgpu_options()
-            .device_kind(DeviceKind::DefaultDevice)
-            .init()
-            .map_err(|e| DeviceError::NoAdapter(e.to_string()))
-    })
-    .clone()
-}
-
-#[cfg(not(feature = "gpu"))]
-fn gpu_device() -> Result<Device, DeviceError> {
-    Err(DeviceError::NoGpuBackend)
-}
-
-/// What a device is, for `info string` and benchmark output: the CPU
-/// backend, or the GPU adapter's name, graphics API, kind and driver.
-pub fn describe(device: &Device) -> String {
-    if *device == Device::flex() {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        return format!("cpu (burn flex backend, {threads} threads)");
-    }
-    describe_gpu(device)
-}
-
-#[cfg(feature = "gpu")]
-fn describe_gpu(device: &Device) -> String {
-    use burn::tensor::wgpu::wgpu;
-    let Some(name) = device.identity().map(|i| i.name) else {
-        return "gpu (wgpu, adapter unnamed)".to_string();
-    };
-    // burn names the adapter; wgpu's own list says through what.
-    let descriptor = wgpu::InstanceDescriptor {
-        backends: wgpu::Backends::PRIMARY,
-        ..wgpu::InstanceDescriptor::new_without_display_handle()
-    };
-    let instance = wgpu::Instance::new(descriptor);
-    let adapters = futures_lite::future::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
-    match adapters.iter().map(|a| a.get_info()).find(|i| i.name == name) {
-        Some(i) => {
-            let driver = format!("{} {}", i.driver, i.driver_info);
-            let driver = driver.trim();
-            let driver = if driver.is_empty() { "unnamed" } else { driver };
-            format!("gpu: {} ({:?}, {:?}, driver {driver})", i.name, i.backend, i.device_type)
-        }
-        None => format!("gpu: {name} (wgpu)"),
-    }
-}
-
-#[cfg(not(feature = "gpu"))]
-fn describe_gpu(_device: &Device) -> String {
-    "gpu".to_string()
 }
 
 /// The weight file shipped for each variant, embedded in the binary.
@@ -214,7 +91,36 @@ pub struct NetEvaluator {
     /// [`Timings`] split GPU time by stage (benchmarks only: the GPU runs
     /// asynchronously and would otherwise charge everything to the read).
     sync_stages: bool,
+    /// Batches in flight at once ([`Evaluator::pipeline_depth`]).
+    pipeline_depth: std::sync::atomic::AtomicUsize,
+    precision: Precision,
+    clock: parking_lot::Mutex<DeviceClock>,
     name: String,
+}
+
+/// When the device had no batch of this evaluator's: the time between one
+/// batch's results being read and the next batch's upload, with several
+/// batches in flight counted as busy while any is.
+#[derive(Debug, Default)]
+struct DeviceClock {
+    in_flight: usize,
+    idle_since: Option<Instant>,
+    idle: Duration,
+    batches: u64,
+}
+
+/// How long the device waited for work: [`NetEvaluator::device_idle`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DeviceIdle {
+    pub idle: Duration,
+    pub batches: u64,
+}
+
+impl DeviceIdle {
+    /// The wait per batch.
+    pub fn per_batch(&self) -> Duration {
+        self.idle.checked_div(self.batches.max(1) as u32).unwrap_or_default()
+    }
 }
 
 impl NetEvaluator {
@@ -224,6 +130,11 @@ impl NetEvaluator {
             pad: device != Device::flex(),
             policy_kernel: device != Device::flex(),
             sync_stages: false,
+            // Two batches in flight keep the GPU busy while the CPU prepares
+            // the next; on the CPU they would only compete for the cores.
+            pipeline_depth: (if device != Device::flex() { 2 } else { 1 }).into(),
+            precision: Precision::F32,
+            clock: parking_lot::Mutex::new(DeviceClock::default()),
             device,
             layout: Layout::with_features(variant, config.features),
             config,
@@ -241,6 +152,62 @@ impl NetEvaluator {
 
     pub fn policy_kernel(&self) -> bool {
         self.policy_kernel
+    }
+
+    /// Batches in flight at once (at least 1) in searches started from
+    /// now; see [`Evaluator::pipeline_depth`].
+    pub fn set_pipeline_depth(&self, depth: usize) {
+        self.pipeline_depth.store(depth.max(1), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Runs the net in `precision` from now on: f16 casts the weights
+    /// (and the running statistics of batch norm) on the device; f32 after
+    /// f16 is refused, as the cast lost the f32 weights. f16 needs a GPU
+    /// whose adapter supports it.
+    pub fn set_precision(&mut self, precision: Precision) -> Result<(), DeviceError> {
+        if precision == self.precision {
+            return Ok(());
+        }
+        if precision == Precision::F32 || !super::supports_f16(&self.device) {
+            return Err(DeviceError::NoHalfPrecision(describe(&self.device)));
+        }
+        self.net = self.net.clone().map(&mut CastFloats(burn::tensor::FloatDType::F16));
+        self.precision = precision;
+        Ok(())
+    }
+
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// How long the device has waited for this evaluator's batches since
+    /// the first one (or the last [`NetEvaluator::reset_device_idle`]).
+    pub fn device_idle(&self) -> DeviceIdle {
+        let c = self.clock.lock();
+        DeviceIdle { idle: c.idle, batches: c.batches }
+    }
+
+    pub fn reset_device_idle(&self) {
+        *self.clock.lock() = DeviceClock::default();
+    }
+
+    fn device_begins(&self) {
+        let mut c = self.clock.lock();
+        if c.in_flight == 0
+            && let Some(since) = c.idle_since.take()
+        {
+            c.idle += since.elapsed();
+        }
+        c.in_flight += 1;
+        c.batches += 1;
+    }
+
+    fn device_ends(&self) {
+        let mut c = self.clock.lock();
+        c.in_flight = c.in_flight.saturating_sub(1);
+        if c.in_flight == 0 {
+            c.idle_since = Some(Instant::now());
+        }
     }
 
     /// See the `sync_stages` field; for `bench nn`.
@@ -320,10 +287,27 @@ impl NetEvaluator {
 
     /// Raw forward pass of `n` encoded positions: policy logits and values.
     pub fn forward_raw(&self, input: Vec<f32>, n: usize) -> (Vec<f32>, Vec<f32>) {
+        let (logits, values) = self.forward(self.upload(input, n));
+        (read(logits), read(values))
+    }
+
+    /// `n` encoded positions as the net's input tensor on the device.
+    fn upload(&self, input: Vec<f32>, n: usize) -> Tensor<4> {
         let l = &self.layout;
         let x = Tensor::<4>::from_data(TensorData::new(input, [n, l.planes, l.height, l.width]), &self.device);
+        match self.precision {
+            Precision::F32 => x,
+            Precision::F16 => x.cast(burn::tensor::FloatDType::F16),
+        }
+    }
+
+    /// The forward pass, its outputs in f32 whatever the net computes in.
+    fn forward(&self, x: Tensor<4>) -> (Tensor<2>, Tensor<2>) {
         let (logits, values) = self.net.forward(x);
-        (read(logits), read(values))
+        match self.precision {
+            Precision::F32 => (logits, values),
+            Precision::F16 => (logits.cast(burn::tensor::FloatDType::F32), values.cast(burn::tensor::FloatDType::F32)),
+        }
     }
 
     /// [`Evaluator::evaluate`] with the time of each stage.
@@ -339,21 +323,24 @@ impl NetEvaluator {
             l.encode(&req.position, req.repetitions, chunk);
         }
         t.encode = started.elapsed();
+        self.device_begins();
         let started = Instant::now();
-        let x = Tensor::<4>::from_data(TensorData::new(input, [n, l.planes, l.height, l.width]), &self.device);
+        let x = self.upload(input, n);
         self.sync();
         t.upload = started.elapsed();
         let started = Instant::now();
-        let (logits, values) = self.net.forward(x);
+        let (logits, values) = self.forward(x);
         self.sync();
         t.forward = started.elapsed();
         if self.policy_kernel
             && let Some(out) = self.policies_on_gpu(batch, n, &logits, &values, &mut t)
         {
+            self.device_ends();
             return (out, t);
         }
         let started = Instant::now();
         let (logits, values) = (read(logits), read(values));
+        self.device_ends();
         t.download = started.elapsed();
         let started = Instant::now();
         let p = l.policy_len();
@@ -445,6 +432,24 @@ impl Evaluator for NetEvaluator {
     }
 
     fn name(&self) -> String {
-        self.name.clone()
+        match self.precision {
+            Precision::F32 => self.name.clone(),
+            Precision::F16 => format!("{}, f16", self.name),
+        }
+    }
+
+    fn pipeline_depth(&self) -> usize {
+        self.pipeline_depth.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Casts every float tensor of a module (parameters and running
+/// statistics) to one type.
+struct CastFloats(burn::tensor::FloatDType);
+
+impl burn::module::ModuleMapper for CastFloats {
+    fn map_float<const D: usize>(&mut self, param: burn::module::Param<Tensor<D>>) -> burn::module::Param<Tensor<D>> {
+        let dtype = self.0;
+        param.map(|t| t.cast(dtype))
     }
 }

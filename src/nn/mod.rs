@@ -2,6 +2,7 @@
 //! model, weight files and the evaluator the search uses. This is the only
 //! layer that imports burn.
 
+pub mod device;
 pub mod encode;
 pub mod evaluator;
 #[cfg(feature = "gpu")]
@@ -9,9 +10,8 @@ pub mod kernels;
 pub mod model;
 pub mod weights;
 
+pub use device::{DeviceChoice, DeviceError, Precision, describe, device, has_real_gpu, peak_flops, supports_f16};
 pub use encode::{Features, Layout};
-pub use evaluator::{
-    DeviceChoice, DeviceError, LoadError, ModelSource, NetEvaluator, Timings, describe, device, shipped, softmax,
-};
+pub use evaluator::{DeviceIdle, LoadError, ModelSource, NetEvaluator, Timings, shipped, softmax};
 pub use model::{Net, NetConfig};
 pub use weights::{LoadedNet, WeightsError};

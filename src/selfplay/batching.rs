@@ -2,7 +2,7 @@
 //! call of the evaluator behind it: self-play games in lockstep put their
 //! leaves into the same network batch.
 
-use crate::mcts::{EvalJob, EvalRequest, Evaluation, Evaluator, serve_jobs};
+use crate::mcts::{EvalJob, EvalRequest, Evaluation, Evaluator, serve_pipelined};
 use crossbeam::channel::Sender;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +10,8 @@ use std::time::Duration;
 /// Collects batches from many threads; a server thread evaluates them
 /// together once `max_batch` positions wait or `patience` has passed
 /// since the first of them arrived (the search's own merge-and-split
-/// loop, [`serve_jobs`], with patience).
+/// loop, [`serve_pipelined`], with patience; with the inner evaluator's
+/// pipeline depth).
 pub struct BatchingEvaluator {
     jobs: Sender<EvalJob>,
     max_batch: usize,
@@ -22,7 +23,7 @@ impl BatchingEvaluator {
         let (jobs, rx) = crossbeam::channel::unbounded::<EvalJob>();
         let max_batch = inner.max_batch();
         let name = format!("{} (batched across games)", inner.name());
-        std::thread::spawn(move || serve_jobs(&*inner, rx, patience));
+        std::thread::spawn(move || serve_pipelined(&*inner, rx, patience));
         BatchingEvaluator { jobs, max_batch, name }
     }
 }

@@ -19,7 +19,7 @@ use crate::rules::{Color, Game, Position, Variant};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Self-play settings.
 #[derive(Clone, Debug)]
@@ -53,6 +53,9 @@ pub struct SelfPlayConfig {
     pub out: PathBuf,
     /// Identifies the net in the records.
     pub model_id: String,
+    /// When to stop: no game starts after it, and the games still going
+    /// are dropped unwritten (a rerun of the same command plays them).
+    pub deadline: Option<Instant>,
 }
 
 /// How one game went.
@@ -99,7 +102,7 @@ pub fn play(
                 let mut searcher = Searcher::new(shared.clone(), params);
                 loop {
                     let index = next.fetch_add(1, Ordering::SeqCst);
-                    if index >= config.games {
+                    if index >= config.games || past(config.deadline) {
                         return;
                     }
                     // The game's seed depends on the run's seed and the
@@ -111,10 +114,11 @@ pub fn play(
                         continue;
                     }
                     match play_one(config, &mut searcher, index, seed) {
-                        Ok(report) => {
+                        Ok(Some(report)) => {
                             on_game(&report);
                             reports.lock().push(report);
                         }
+                        Ok(None) => return,
                         Err(e) => errors.lock().push(e),
                     }
                 }
@@ -127,6 +131,10 @@ pub fn play(
     let mut reports = reports.into_inner();
     reports.sort_by_key(|r| r.index);
     Ok(reports)
+}
+
+fn past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
 }
 
 /// A game's shard name: the variant, the run's seed and the game's index,
@@ -164,7 +172,7 @@ fn play_one(
     searcher: &mut Searcher,
     index: usize,
     seed: u64,
-) -> Result<GameReport, SelfPlayError> {
+) -> Result<Option<GameReport>, SelfPlayError> {
     let mut rng = Rng::new(seed);
     let may_resign = rng.uniform() >= config.no_resign_share;
     // The random number is drawn only when greedy_share > 0, so seeds
@@ -184,6 +192,9 @@ fn play_one(
         }
         if game.moves().len() >= config.max_plies {
             break None;
+        }
+        if past(config.deadline) {
+            return Ok(None);
         }
         let side = game.position().side_to_move();
         let (mv, full, policy) = if greedy == Some(side) {
@@ -239,7 +250,7 @@ fn play_one(
     };
     let shard = Shard { variant: config.variant, model_id: config.model_id.clone(), samples };
     let path = shard.write(&config.out, &shard_name(config, index))?;
-    Ok(GameReport {
+    Ok(Some(GameReport {
         index,
         plies: game.moves().len(),
         samples: shard.samples.len(),
@@ -248,7 +259,7 @@ fn play_one(
         winner,
         greedy,
         path,
-    })
+    }))
 }
 
 /// Throughput of a self-play run.

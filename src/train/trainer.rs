@@ -36,6 +36,10 @@ pub struct TrainConfig {
     /// Where the forward and backward passes run (burn's autodiff on the
     /// CPU or on the wgpu device).
     pub device: DeviceChoice,
+    /// When to stop early: after the step that passes it, with a
+    /// checkpoint, so that rerunning the same command carries on; the net
+    /// is written only when all the steps are done.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// The targets of samples that carry a teacher label.
@@ -97,6 +101,9 @@ pub struct TrainReport {
     pub warnings: Vec<String>,
     pub resumed_from: Option<usize>,
     pub losses: Vec<StepLoss>,
+    /// Stopped at the deadline before the last step (the net is not
+    /// written; the checkpoint is).
+    pub stopped_early: bool,
 }
 
 /// The checkpoint directory of a run writing `out`.
@@ -158,15 +165,36 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
         net = optim.step(config.learning_rate, net, grads);
         let l = StepLoss { step: step + 1, policy: policy_loss.into_scalar(), value: value_loss.into_scalar() };
         losses.push(l.clone());
-        if (step + 1) % config.checkpoint_every.max(1) == 0 || step + 1 == config.steps {
+        let out_of_time = step + 1 < config.steps && config.deadline.is_some_and(|d| std::time::Instant::now() >= d);
+        if (step + 1) % config.checkpoint_every.max(1) == 0 || step + 1 == config.steps || out_of_time {
             write_checkpoint(&ckpt, config.variant, &net_config, &net, &optim, &rng, step + 1, &losses)?;
         }
         progress(&l);
+        if out_of_time {
+            let report = TrainReport {
+                samples: samples.len(),
+                teacher_samples,
+                teacher_scale,
+                warnings,
+                resumed_from,
+                losses,
+                stopped_early: true,
+            };
+            return Ok(report);
+        }
     }
     weights::save(&config.out, config.variant, &net_config, &net)?;
     write_losses(&config.out, &losses)?;
     let _ = std::fs::remove_dir_all(&ckpt);
-    Ok(TrainReport { samples: samples.len(), teacher_samples, teacher_scale, warnings, resumed_from, losses })
+    Ok(TrainReport {
+        samples: samples.len(),
+        teacher_samples,
+        teacher_scale,
+        warnings,
+        resumed_from,
+        losses,
+        stopped_early: false,
+    })
 }
 
 /// The training losses of a batch: the soft cross-entropy of the policy

@@ -59,6 +59,7 @@ pub fn setup(name: &str) -> (PathBuf, TrainConfig) {
         window: 10_000,
         checkpoint_every: 1,
         device: pantheon::nn::DeviceChoice::Cpu,
+        deadline: None,
         seed: 4,
     };
     (dir, tc)
