@@ -1,0 +1,396 @@
+//! The reinforcement-learning commands: self-play, tsume, data and the
+//! loop, each an argument struct with its own `run` (`train` and `match`
+//! have modules of their own).
+
+use super::*;
+
+/// How self-play games are played, the same for `selfplay` and `loop`.
+#[derive(Args, Debug, Clone)]
+pub struct SelfPlayTuning {
+    /// Share of moves searched fully (playout-cap randomisation).
+    #[arg(long, default_value_t = 0.25)]
+    full_share: f64,
+    /// Moves played at temperature 1 from the start.
+    #[arg(long, default_value_t = 12)]
+    temperature_plies: usize,
+    /// Resign below minus this value (0..1).
+    #[arg(long, default_value_t = 0.95)]
+    resign_value: f64,
+    /// Share of games that never resign (to check resignations).
+    #[arg(long, default_value_t = 0.1)]
+    no_resign_share: f64,
+}
+
+impl SelfPlayTuning {
+    fn check(&self) -> Result<()> {
+        for (name, v) in [
+            ("--full-share", self.full_share),
+            ("--resign-value", self.resign_value),
+            ("--no-resign-share", self.no_resign_share),
+        ] {
+            anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1");
+        }
+        Ok(())
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct SelfplayCommand {
+    #[arg(long)]
+    variant: Variant,
+    /// Weight file, or `shipped` (the default: the variant's shipped net).
+    #[arg(long, default_value = "shipped")]
+    model: crate::nn::ModelSource,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    games: u64,
+    #[arg(long)]
+    out: std::path::PathBuf,
+    /// Games played at once; their leaves share network batches.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    parallel: u64,
+    /// Playouts of a full search (policy target).
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    visits: u64,
+    /// Playouts of a fast search (no policy target).
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    fast_visits: u64,
+    #[command(flatten)]
+    tuning: SelfPlayTuning,
+    /// Share of games with the material-greedy 1-ply player on one side
+    /// instead of the net (it takes every hung piece; its positions
+    /// train the value only).
+    #[arg(long, default_value_t = 0.0)]
+    greedy_share: f64,
+    /// Games end unfinished after this many plies.
+    #[arg(long, default_value_t = 400)]
+    max_plies: usize,
+    /// auto, gpu or cpu.
+    #[arg(long, default_value = "auto")]
+    device: crate::nn::DeviceChoice,
+    /// Network batch size.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    batch: u64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Stop after this many seconds: no game starts later, and the
+    /// games still going are dropped (rerunning the command plays them).
+    #[arg(long, value_parser = parse_seconds)]
+    time_limit: Option<f64>,
+    /// Also write the run's figures (games, positions, rates) to this
+    /// file as JSON.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+}
+
+impl SelfplayCommand {
+    pub fn run(self) -> Result<()> {
+        let SelfplayCommand {
+            variant,
+            model,
+            games,
+            out,
+            parallel,
+            visits,
+            fast_visits,
+            tuning,
+            greedy_share,
+            max_plies,
+            device,
+            batch,
+            seed,
+            time_limit,
+            json,
+        } = self;
+        tuning.check()?;
+        anyhow::ensure!((0.0..=1.0).contains(&greedy_share), "--greedy-share must be between 0 and 1");
+        anyhow::ensure!(max_plies >= 1, "--max-plies must be at least 1");
+        let net = crate::nn::NetEvaluator::load(variant, &model, device, batch as usize)?;
+        let model_id = match &model {
+            crate::nn::ModelSource::Shipped => format!("shipped-{variant}"),
+            file => file.to_string(),
+        };
+        let config = crate::selfplay::SelfPlayConfig {
+            variant,
+            games: games as usize,
+            parallel: parallel as usize,
+            visits,
+            fast_visits,
+            full_share: tuning.full_share,
+            temperature_plies: tuning.temperature_plies,
+            resign_value: tuning.resign_value,
+            no_resign_share: tuning.no_resign_share,
+            max_plies,
+            greedy_share,
+            leaves_per_game: 8,
+            seed,
+            out,
+            model_id,
+            deadline: time_limit.map(|s| Instant::now() + std::time::Duration::from_secs_f64(s)),
+        };
+        let started = Instant::now();
+        let total = config.games;
+        let reports = crate::selfplay::play(&config, std::sync::Arc::new(net), &|r| {
+            let against = match r.greedy {
+                Some(c) => format!(" (greedy played {c})"),
+                None => String::new(),
+            };
+            println!(
+                "game {}/{}{against}: {} after {} plies, {} samples -> {}",
+                r.index + 1,
+                total,
+                r.result,
+                r.plies,
+                r.samples,
+                r.path.display()
+            );
+        })?;
+        let elapsed = started.elapsed();
+        println!("{}", crate::selfplay::summary(&reports, elapsed));
+        if let Some(path) = json {
+            let secs = elapsed.as_secs_f64();
+            let positions: usize = reports.iter().map(|r| r.samples).sum();
+            let figures = serde_json::json!({
+                "variant": variant.name(), "device": device.to_string(), "parallel": parallel, "batch": batch,
+                "visits": visits, "fast_visits": fast_visits, "games": reports.len(), "positions": positions,
+                "seconds": secs, "games_per_hour": reports.len() as f64 * 3600.0 / secs,
+                "positions_per_s": positions as f64 / secs,
+            });
+            write_json(&path, &figures)?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct TsumeCommand {
+    #[arg(long)]
+    variant: Variant,
+    /// Directory of the shards (created if missing).
+    #[arg(long)]
+    out: std::path::PathBuf,
+    /// Samples to write.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    samples: u64,
+    #[command(flatten)]
+    mates: TsumeArgs,
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: u64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl TsumeCommand {
+    pub fn run(self) -> Result<()> {
+        let TsumeCommand { variant, out, samples, mates, threads, seed } = self;
+        let config = mates.config(variant, samples, (threads, seed), out)?;
+        let started = Instant::now();
+        let report = crate::selfplay::tsume::write_samples(&config)?;
+        println!("{report} in {:.1} s", started.elapsed().as_secs_f64());
+        for path in &report.shards {
+            println!("wrote {}", path.display());
+        }
+        Ok(())
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct DataCommand {
+    #[arg(long)]
+    variant: Variant,
+    /// Directory of shards (a loop's `data`).
+    #[arg(long)]
+    dir: std::path::PathBuf,
+    /// The newest samples read, tsume samples included (whole shards).
+    #[arg(long, default_value_t = 20000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    samples: u64,
+    /// Also evaluate the self-play positions with this weight file
+    /// (`shipped`: the variant's shipped net).
+    #[arg(long)]
+    model: Option<crate::nn::ModelSource>,
+    /// auto, gpu or cpu.
+    #[arg(long, default_value = "auto")]
+    device: crate::nn::DeviceChoice,
+}
+
+impl DataCommand {
+    pub fn run(self) -> Result<()> {
+        let DataCommand { variant, dir, samples, model, device } = self;
+        use crate::nn::NetEvaluator;
+        let (shards, warnings) = crate::selfplay::read_shards(&dir, variant, samples as usize)?;
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+        anyhow::ensure!(!shards.is_empty(), "no {variant} shards in {}", dir.display());
+        let net = match model {
+            Some(m) => Some(NetEvaluator::load(variant, &m, device, 256)?),
+            None => None,
+        };
+        let evaluator = net.as_ref().map(|n| n as &dyn crate::mcts::Evaluator);
+        print!("{}", crate::selfplay::data_stats(&shards, evaluator));
+        Ok(())
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct LoopCommand {
+    #[arg(long)]
+    variant: Variant,
+    #[arg(long)]
+    dir: std::path::PathBuf,
+    /// Generations to reach (counting those already done).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    generations: u64,
+    /// Starting weights of a new run (default: the shipped net).
+    #[arg(long)]
+    from: Option<std::path::PathBuf>,
+    /// Self-play games per generation.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    games: u64,
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    parallel: u64,
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    visits: u64,
+    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    fast_visits: u64,
+    /// Training steps per generation.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    steps: u64,
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    batch: u64,
+    #[arg(long, default_value_t = 1e-3)]
+    lr: f64,
+    /// Replay window (newest samples).
+    #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    window: u64,
+    /// Games of the gating match (candidate vs best).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(2..=1_000_000))]
+    gate_games: u64,
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    gate_nodes: u64,
+    /// Score share a candidate needs to be promoted.
+    #[arg(long, default_value_t = 0.55)]
+    gate_score: f64,
+    #[arg(long, default_value_t = 400)]
+    max_plies: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Share of games with the material-greedy 1-ply player on one side
+    /// instead of the net (it takes every hung piece; its positions
+    /// train the value only).
+    #[arg(long, default_value_t = 0.0)]
+    greedy_share: f64,
+    /// Directories of fixed training data read beside the run's own
+    /// records every generation, e.g. teacher labels (repeatable).
+    #[arg(long)]
+    extra_data: Vec<std::path::PathBuf>,
+    #[command(flatten)]
+    teacher: TeacherTargetArgs,
+    /// Tsume samples (mates from random playouts, see `pantheon tsume`)
+    /// added to the data each generation (0: none).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=100_000_000))]
+    tsume: u64,
+    #[command(flatten)]
+    tsume_mates: TsumeArgs,
+    #[command(flatten)]
+    tuning: SelfPlayTuning,
+    /// Where self-play, the gate matches and training run: auto (a
+    /// real GPU if there is one, else the CPU), gpu or cpu.
+    #[arg(long, default_value = "auto")]
+    device: crate::nn::DeviceChoice,
+}
+
+impl LoopCommand {
+    pub fn run(self) -> Result<()> {
+        let LoopCommand {
+            variant,
+            dir,
+            generations,
+            from,
+            games,
+            parallel,
+            visits,
+            fast_visits,
+            steps,
+            batch,
+            lr,
+            window,
+            gate_games,
+            gate_nodes,
+            gate_score,
+            max_plies,
+            seed,
+            greedy_share,
+            extra_data,
+            teacher,
+            tsume,
+            tsume_mates,
+            tuning,
+            device,
+        } = self;
+        for (name, v) in [("--gate-score", gate_score), ("--greedy-share", greedy_share)] {
+            anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1");
+        }
+        tuning.check()?;
+        anyhow::ensure!(lr.is_finite() && lr > 0.0 && lr < 10.0, "--lr must be a small positive number");
+        let selfplay = crate::selfplay::SelfPlayConfig {
+            variant,
+            games: games as usize,
+            parallel: parallel as usize,
+            visits,
+            fast_visits,
+            full_share: tuning.full_share,
+            temperature_plies: tuning.temperature_plies,
+            resign_value: tuning.resign_value,
+            no_resign_share: tuning.no_resign_share,
+            max_plies: max_plies.max(1),
+            greedy_share,
+            leaves_per_game: 8,
+            seed,
+            out: dir.join("data"),
+            model_id: String::new(),
+            deadline: None,
+        };
+        let train = crate::train::TrainConfig {
+            variant,
+            data: extra_data,
+            teacher: teacher.targets()?,
+            from: None,
+            out: dir.join("nets/candidate.pnet"),
+            steps: steps as usize,
+            batch_size: batch as usize,
+            learning_rate: lr,
+            weight_decay: 1e-4,
+            window: window as usize,
+            checkpoint_every: 100,
+            seed,
+            device,
+            deadline: None,
+        };
+        let gate = crate::selfplay::MatchConfig {
+            variant,
+            games: gate_games as usize,
+            limit: crate::selfplay::MoveLimit::Nodes(gate_nodes),
+            threads: 1,
+            opening_plies: 4,
+            max_plies: max_plies.max(1),
+            mate_plies: [crate::mcts::MATE_PLIES; 2],
+            // As in self-play: the net's own priors.
+            policy_temperature: [1.0; 2],
+            seed,
+        };
+        let tsume = tsume_mates.config(variant, tsume, (cores() as u64, seed), dir.join("data"))?;
+        let config = crate::train::LoopConfig {
+            variant,
+            dir,
+            generations: generations as usize,
+            from,
+            selfplay,
+            train,
+            gate,
+            gate_score,
+            tsume,
+        };
+        crate::train::generations::run(&config, &mut |line| println!("{line}"))?;
+        Ok(())
+    }
+}
