@@ -316,11 +316,10 @@ impl crate::usi::Networks for EngineNets {
         model_file: &str,
         device: &str,
         batch: usize,
-    ) -> Result<std::sync::Arc<dyn crate::mcts::Evaluator>, String> {
-        let choice: crate::nn::DeviceChoice = device.parse().map_err(|e: crate::nn::DeviceError| e.to_string())?;
+    ) -> Result<std::sync::Arc<dyn crate::mcts::Evaluator>, crate::nn::LoadError> {
+        let choice: crate::nn::DeviceChoice = device.parse()?;
         let model = model_file.parse().unwrap_or_default();
-        let net = crate::nn::NetEvaluator::load(variant, &model, choice, batch).map_err(|e| e.to_string())?;
-        Ok(std::sync::Arc::new(net))
+        Ok(std::sync::Arc::new(crate::nn::NetEvaluator::load(variant, &model, choice, batch)?))
     }
 }
 

@@ -195,17 +195,16 @@ impl Seat {
 
     /// Gets the seat ready for a new game: a fresh tree, or a running
     /// engine told `usinewgame` (started, or restarted after a failure).
-    fn new_game(&mut self, variant: Variant) -> Result<(), String> {
+    fn new_game(&mut self, variant: Variant) -> Result<(), crate::usi::client::EngineError> {
         match self {
             Seat::Search(e) => e.clear(),
             Seat::Usi(usi) => {
                 let UsiSeat { spec, engine, .. } = &mut **usi;
                 let mut running = match engine.take() {
                     Some(e) => e,
-                    None => UsiEngine::start(spec, &[("USI_Variant", variant.name().to_string())])
-                        .map_err(|e| e.to_string())?,
+                    None => UsiEngine::start(spec, &[("USI_Variant", variant.name().to_string())])?,
                 };
-                running.new_game().map_err(|e| e.to_string())?;
+                running.new_game()?;
                 *engine = Some(running);
             }
             Seat::Random | Seat::Greedy => {}

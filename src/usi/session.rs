@@ -27,7 +27,7 @@ pub trait Networks: Send {
         model_file: &str,
         device: &str,
         batch: usize,
-    ) -> Result<Arc<dyn Evaluator>, String>;
+    ) -> Result<Arc<dyn Evaluator>, crate::nn::LoadError>;
 }
 
 /// Shared, line-buffered output: every line is written and flushed whole.

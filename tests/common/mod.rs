@@ -2,6 +2,7 @@
 //! (no net) and an output buffer the test can read.
 
 use pantheon::mcts::{Evaluator, UniformEvaluator};
+use pantheon::nn::{LoadError, WeightsError};
 use pantheon::rules::Variant;
 use pantheon::usi::Networks;
 use std::io::Write;
@@ -12,8 +13,13 @@ use std::sync::Arc;
 pub struct Uniform;
 
 impl Networks for Uniform {
-    fn load(&mut self, _: Variant, model: &str, _: &str, _: usize) -> Result<Arc<dyn Evaluator>, String> {
-        if model.is_empty() { Ok(Arc::new(UniformEvaluator)) } else { Err(format!("no such model '{model}'")) }
+    fn load(&mut self, _: Variant, model: &str, _: &str, _: usize) -> Result<Arc<dyn Evaluator>, LoadError> {
+        if model.is_empty() {
+            return Ok(Arc::new(UniformEvaluator));
+        }
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let source = WeightsError::Read { path: model.to_string(), source: missing };
+        Err(LoadError::File { path: model.to_string(), source })
     }
 }
 
