@@ -12,18 +12,6 @@ use pantheon::rules::{Game, Position, Variant};
 /// sum in different orders).
 const TOLERANCE: f32 = 1e-3;
 
-/// `n` positions of a fixed line from the start.
-fn requests(variant: Variant, n: usize) -> Vec<EvalRequest> {
-    let mut game = Game::new(Position::startpos(variant));
-    let mut out = Vec::new();
-    while out.len() < n {
-        let moves = game.legal_moves();
-        out.push(EvalRequest { position: game.position().clone(), moves: moves.clone(), repetitions: 1 });
-        game.play(moves[moves.len() / 2]);
-    }
-    out
-}
-
 #[test]
 fn gpu_and_cpu_agree_on_a_tiny_net() {
     let gpu = device(DeviceChoice::Gpu).expect("a wgpu adapter (llvmpipe in CI)");
@@ -148,6 +136,10 @@ fn measure_policy_paths() {
 
 #[path = "support/training.rs"]
 mod training;
+
+#[path = "support/positions.rs"]
+mod positions;
+use positions::requests;
 
 /// Largest difference allowed between a GPU and a CPU training loss over
 /// a few steps (the same maths, summed in a different order).

@@ -3,24 +3,16 @@
 
 use burn::optim::{AdamWConfig, GradientsParams};
 use burn::prelude::*;
-use pantheon::mcts::{EvalRequest, Evaluator};
+use pantheon::mcts::Evaluator;
 use pantheon::nn::{Features, Layout, NetConfig, NetEvaluator, WeightsError, weights};
-use pantheon::rules::{Game, Position, Variant};
+use pantheon::rules::Variant;
+
+#[path = "support/positions.rs"]
+mod positions;
+use positions::requests;
 
 fn tiny(variant: Variant) -> NetConfig {
     NetConfig::new(&Layout::new(variant), 1, 8)
-}
-
-fn requests(variant: Variant, n: usize) -> Vec<EvalRequest> {
-    let mut game = Game::new(Position::startpos(variant));
-    let mut out = Vec::new();
-    while out.len() < n {
-        let moves = game.legal_moves();
-        out.push(EvalRequest { position: game.position().clone(), moves: moves.clone(), repetitions: 1 });
-        // A fixed line: the move in the middle of the list.
-        game.play(moves[moves.len() / 2]);
-    }
-    out
 }
 
 #[test]

@@ -155,6 +155,7 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
     };
     let layout = Layout::with_features(config.variant, net_config.features);
     let resumed_from = (start > 0).then_some(start);
+    let mut stopped_early = false;
     for step in start..config.steps {
         let picks: Vec<&Sample> = (0..config.batch_size).map(|_| &samples[rng.below(samples.len())]).collect();
         let (x, pi, mask, z) = batch_tensors(&layout, &picks, &targets, &device);
@@ -171,21 +172,15 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
         }
         progress(&l);
         if out_of_time {
-            let report = TrainReport {
-                samples: samples.len(),
-                teacher_samples,
-                teacher_scale,
-                warnings,
-                resumed_from,
-                losses,
-                stopped_early: true,
-            };
-            return Ok(report);
+            stopped_early = true;
+            break;
         }
     }
-    weights::save(&config.out, config.variant, &net_config, &net)?;
-    write_losses(&config.out, &losses)?;
-    let _ = std::fs::remove_dir_all(&ckpt);
+    if !stopped_early {
+        weights::save(&config.out, config.variant, &net_config, &net)?;
+        write_losses(&config.out, &losses)?;
+        let _ = std::fs::remove_dir_all(&ckpt);
+    }
     Ok(TrainReport {
         samples: samples.len(),
         teacher_samples,
@@ -193,7 +188,7 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
         warnings,
         resumed_from,
         losses,
-        stopped_early: false,
+        stopped_early,
     })
 }
 
