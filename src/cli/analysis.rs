@@ -4,7 +4,7 @@
 use super::*;
 
 pub(super) fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, engine: &EngineArgs) -> Result<()> {
-    use crate::mcts::{Limits, Score, SearchParams, Searcher};
+    use crate::mcts::{Limits, Searcher};
     use std::io::IsTerminal;
     use std::sync::atomic::AtomicBool;
     let game = args.game()?;
@@ -13,17 +13,6 @@ pub(super) fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, en
         println!("the game is over: {outcome}");
         return Ok(());
     }
-    let evaluator = crate::nn::NetEvaluator::load(args.variant, &engine.model, engine.device, engine.batch as usize)?;
-    let params = SearchParams {
-        threads: engine.threads as usize,
-        batch_size: engine.batch as usize,
-        hash_mib: engine.hash as usize,
-        multipv: engine.multipv as usize,
-        mate_plies: engine.mate_plies,
-        root_mate_plies: engine.root_mate_plies,
-        policy_temperature: engine.policy_temperature,
-        ..SearchParams::default()
-    };
     if let Some(t) = time {
         anyhow::ensure!(t.is_finite() && t > 0.0 && t < 1e6, "--time must be a positive number of seconds");
     }
@@ -32,47 +21,15 @@ pub(super) fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, en
         (None, None) => Some(std::time::Duration::from_secs(10)),
         _ => None,
     };
-    let mut searcher = Searcher::new(std::sync::Arc::new(evaluator), params);
+    let evaluator = crate::nn::NetEvaluator::load(args.variant, &engine.model, engine.device, engine.batch as usize)?;
+    let mut searcher = Searcher::new(std::sync::Arc::new(evaluator), search_params(engine));
     searcher.set_position(&game);
     let limits = Limits { nodes, movetime, ..Limits::default() };
     let variant = args.variant;
     let tty = std::io::stdout().is_terminal();
     let mut shown = 0;
-    let table = |info: &crate::mcts::SearchInfo| {
-        let mut out = String::new();
-        writeln!(out, "{:>4} {:<8} {:>9} {:>8} {:>8}  pv", "#", "move", "visits", "value", "score").ok();
-        for (i, l) in info.lines.iter().enumerate() {
-            let score = match l.score {
-                Score::Cp(cp) => format!("{cp:+}"),
-                Score::Mate(n) => format!("mate {n}"),
-            };
-            let pv: Vec<String> = l.pv.iter().map(|&m| format_move(variant, m)).collect();
-            writeln!(
-                out,
-                "{:>4} {:<8} {:>9} {:>+8.3} {:>8}  {}",
-                i + 1,
-                format_move(variant, l.mv),
-                l.visits,
-                l.q,
-                score,
-                pv.join(" ")
-            )
-            .ok();
-        }
-        writeln!(
-            out,
-            "playouts {} ({} /s), depth {}/{}, {:.1} s",
-            info.playouts,
-            info.nps(),
-            info.depth,
-            info.seldepth,
-            info.elapsed.as_secs_f64()
-        )
-        .ok();
-        out
-    };
     let result = searcher.search(&limits, &AtomicBool::new(false), &mut |info| {
-        let text = table(info);
+        let text = table(variant, info);
         if tty && shown > 0 {
             // Move the cursor up over the previous table and redraw it.
             print!("\x1b[{shown}A\x1b[J");
@@ -83,7 +40,7 @@ pub(super) fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, en
     if tty && shown > 0 {
         print!("\x1b[{shown}A\x1b[J");
     }
-    print!("{}", table(&result.info));
+    print!("{}", table(variant, &result.info));
     match result.best {
         Some(best) => {
             let line: Vec<String> = result.info.lines[0].pv.iter().map(|&m| format_move(variant, m)).collect();
@@ -93,6 +50,56 @@ pub(super) fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, en
         None => println!("no move"),
     }
     Ok(())
+}
+
+fn search_params(engine: &EngineArgs) -> crate::mcts::SearchParams {
+    crate::mcts::SearchParams {
+        threads: engine.threads as usize,
+        batch_size: engine.batch as usize,
+        hash_mib: engine.hash as usize,
+        multipv: engine.multipv as usize,
+        mate_plies: engine.mate_plies,
+        root_mate_plies: engine.root_mate_plies,
+        policy_temperature: engine.policy_temperature,
+        ..crate::mcts::SearchParams::default()
+    }
+}
+
+/// The analysis table: one row per line (move, visits, value, score,
+/// principal variation), then the search's totals.
+fn table(variant: Variant, info: &crate::mcts::SearchInfo) -> String {
+    use crate::mcts::Score;
+    let mut out = String::new();
+    writeln!(out, "{:>4} {:<8} {:>9} {:>8} {:>8}  pv", "#", "move", "visits", "value", "score").ok();
+    for (i, l) in info.lines.iter().enumerate() {
+        let score = match l.score {
+            Score::Cp(cp) => format!("{cp:+}"),
+            Score::Mate(n) => format!("mate {n}"),
+        };
+        let pv: Vec<String> = l.pv.iter().map(|&m| format_move(variant, m)).collect();
+        writeln!(
+            out,
+            "{:>4} {:<8} {:>9} {:>+8.3} {:>8}  {}",
+            i + 1,
+            format_move(variant, l.mv),
+            l.visits,
+            l.q,
+            score,
+            pv.join(" ")
+        )
+        .ok();
+    }
+    writeln!(
+        out,
+        "playouts {} ({} /s), depth {}/{}, {:.1} s",
+        info.playouts,
+        info.nps(),
+        info.depth,
+        info.seldepth,
+        info.elapsed.as_secs_f64()
+    )
+    .ok();
+    out
 }
 
 pub(super) fn run_perft(args: &GameArgs, depth: u32, divide: bool) -> Result<()> {

@@ -75,113 +75,13 @@ pub struct MatchCommand {
 
 impl MatchCommand {
     pub fn run(self) -> Result<()> {
-        let MatchCommand {
-            variant,
-            a,
-            b,
-            a_options,
-            b_options,
-            a_go,
-            b_go,
-            engine_timeout,
-            games,
-            nodes,
-            movetime,
-            threads,
-            opening_plies,
-            max_plies,
-            device,
-            seed,
-            mate_plies,
-            policy_temperature,
-            record,
-            record_shards,
-        } = self;
-        let mate_plies = per_player(&mate_plies, "--mate-plies")?;
-        let policy_temperature = per_player(&policy_temperature, "--policy-temperature")?;
-        anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
-        use crate::selfplay::Player;
-        let choice = device;
-        let player = |spec: &str, options: &[String], go: &str| -> Result<Player> {
-            if let Some(command) = spec.strip_prefix("usi:") {
-                let engine = teacher::engine_spec(command, options, go, engine_timeout)?;
-                let name = teacher::check_engine(&engine, variant)?;
-                eprintln!("engine '{command}' is {name}; go {go}");
-                return Ok(Player::Usi(engine));
-            }
-            anyhow::ensure!(options.is_empty(), "engine options are only for usi: players");
-            let net = |path: &str| -> Result<Player> {
-                let model: crate::nn::ModelSource = path.parse()?;
-                let e = crate::nn::NetEvaluator::load(variant, &model, choice, 8)?;
-                Ok(Player::Search(std::sync::Arc::new(e)))
-            };
-            match spec {
-                "uniform" => Ok(Player::Search(std::sync::Arc::new(crate::mcts::UniformEvaluator))),
-                "random" => Ok(Player::Random),
-                "greedy" => Ok(Player::Greedy),
-                "shipped" => net(""),
-                path => net(path),
-            }
-        };
-        let (pa, pb) = (player(&a, &a_options, &a_go)?, player(&b, &b_options, &b_go)?);
-        let limit = match movetime {
-            Some(ms) => crate::selfplay::MoveLimit::Time(std::time::Duration::from_millis(ms)),
-            None => crate::selfplay::MoveLimit::Nodes(nodes),
-        };
-        let config = crate::selfplay::MatchConfig {
-            variant,
-            games: games as usize,
-            limit,
-            threads: threads as usize,
-            opening_plies,
-            max_plies: max_plies.max(1),
-            mate_plies,
-            policy_temperature,
-            seed,
-        };
-        let mut record = match &record {
-            Some(path) => {
-                Some((std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?, path))
-            }
-            None => None,
-        };
-        if let Some(dir) = &record_shards {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        }
-        let mut write_error = None;
-        let result = crate::selfplay::play_match(&config, pa, pb, &mut |g| {
-            let plies = g.game.moves().len();
-            let summary = format!("A ({}) scores {}: {}, {plies} plies", g.a_color, g.score, g.ending);
-            println!("game {}: {summary}", g.index + 1);
-            if let Some(dir) = &record_shards
-                && write_error.is_none()
-            {
-                let samples = g.samples(opening_plies);
-                let shard = crate::selfplay::Shard { variant, model_id: format!("match:{a}:{b}"), samples };
-                if let Err(e) = shard.write(dir, &format!("match-{seed:x}-{:06}", g.index)) {
-                    write_error = Some(e.to_string());
-                }
-            }
-            if let Some((file, path)) = &mut record
-                && write_error.is_none()
-            {
-                use std::io::Write as _;
-                let mut line = format!("position sfen {}", to_sfen(g.game.start()));
-                if plies > 0 {
-                    line.push_str(" moves");
-                    for &mv in g.game.moves() {
-                        line.push(' ');
-                        line.push_str(&format_move(variant, mv));
-                    }
-                }
-                let text = format!("# game {}: A = {a}, B = {b}; {summary}\n{line}\n", g.index + 1);
-                if let Err(e) = file.write_all(text.as_bytes()).and_then(|_| file.flush()) {
-                    write_error = Some(format!("cannot write {}: {e}", path.display()));
-                }
-            }
-        });
-        println!("{a} vs {b}: {result}");
-        for (i, name) in [(0, &a), (1, &b)] {
+        let config = self.config()?;
+        let pa = self.player(&self.a, &self.a_options, &self.a_go)?;
+        let pb = self.player(&self.b, &self.b_options, &self.b_go)?;
+        let mut writer = GameWriter::new(&self)?;
+        let result = crate::selfplay::play_match(&config, pa, pb, &mut |g| writer.game(g));
+        println!("{} vs {}: {result}", self.a, self.b);
+        for (i, name) in [(0, &self.a), (1, &self.b)] {
             if let Some((median, p99, max)) = crate::selfplay::think_summary(&result.think_ms[i]) {
                 println!(
                     "{name}: {} moves, time per move median {median} ms, 99th percentile {p99} ms, max {max} ms; {} games lost on time",
@@ -190,9 +90,126 @@ impl MatchCommand {
                 );
             }
         }
-        match write_error {
-            Some(e) => Err(anyhow::anyhow!(e)),
-            None => Ok(()),
+        writer.error.map_or(Ok(()), |e| Err(anyhow::anyhow!(e)))
+    }
+
+    fn config(&self) -> Result<crate::selfplay::MatchConfig> {
+        let mate_plies = per_player(&self.mate_plies, "--mate-plies")?;
+        let policy_temperature = per_player(&self.policy_temperature, "--policy-temperature")?;
+        anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
+        let limit = match self.movetime {
+            Some(ms) => crate::selfplay::MoveLimit::Time(std::time::Duration::from_millis(ms)),
+            None => crate::selfplay::MoveLimit::Nodes(self.nodes),
+        };
+        Ok(crate::selfplay::MatchConfig {
+            variant: self.variant,
+            games: self.games as usize,
+            limit,
+            threads: self.threads as usize,
+            opening_plies: self.opening_plies,
+            max_plies: self.max_plies.max(1),
+            mate_plies,
+            policy_temperature,
+            seed: self.seed,
+        })
+    }
+
+    /// A player from its `--a`/`--b` spec: an external engine (checked
+    /// to answer as a USI engine of this variant), a baseline or a net.
+    fn player(&self, spec: &str, options: &[String], go: &str) -> Result<crate::selfplay::Player> {
+        use crate::selfplay::Player;
+        if let Some(command) = spec.strip_prefix("usi:") {
+            let engine = teacher::engine_spec(command, options, go, self.engine_timeout)?;
+            let name = teacher::check_engine(&engine, self.variant)?;
+            eprintln!("engine '{command}' is {name}; go {go}");
+            return Ok(Player::Usi(engine));
         }
+        anyhow::ensure!(options.is_empty(), "engine options are only for usi: players");
+        Ok(match spec {
+            "uniform" => Player::Search(std::sync::Arc::new(crate::mcts::UniformEvaluator)),
+            "random" => Player::Random,
+            "greedy" => Player::Greedy,
+            model => {
+                let model: crate::nn::ModelSource = model.parse()?;
+                Player::Search(std::sync::Arc::new(crate::nn::NetEvaluator::load(
+                    self.variant,
+                    &model,
+                    self.device,
+                    8,
+                )?))
+            }
+        })
+    }
+}
+
+/// Writes each finished game to the `--record` file and as a shard into
+/// `--record-shards`; the first write error stops both and is kept.
+struct GameWriter {
+    variant: Variant,
+    players: (String, String),
+    opening_plies: usize,
+    seed: u64,
+    record: Option<(std::fs::File, std::path::PathBuf)>,
+    shards: Option<std::path::PathBuf>,
+    error: Option<String>,
+}
+
+impl GameWriter {
+    fn new(m: &MatchCommand) -> Result<GameWriter> {
+        let record = match &m.record {
+            Some(path) => Some((
+                std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+                path.clone(),
+            )),
+            None => None,
+        };
+        if let Some(dir) = &m.record_shards {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        Ok(GameWriter {
+            variant: m.variant,
+            players: (m.a.clone(), m.b.clone()),
+            opening_plies: m.opening_plies,
+            seed: m.seed,
+            record,
+            shards: m.record_shards.clone(),
+            error: None,
+        })
+    }
+
+    /// Prints the game's line, then writes it where asked.
+    fn game(&mut self, g: &crate::selfplay::MatchGame<'_>) {
+        let plies = g.game.moves().len();
+        let summary = format!("A ({}) scores {}: {}, {plies} plies", g.a_color, g.score, g.ending);
+        println!("game {}: {summary}", g.index + 1);
+        if self.error.is_none() {
+            self.error = self.write_shard(g).and_then(|()| self.write_record(g, &summary)).err();
+        }
+    }
+
+    fn write_shard(&self, g: &crate::selfplay::MatchGame<'_>) -> Result<(), String> {
+        let Some(dir) = &self.shards else { return Ok(()) };
+        let (a, b) = &self.players;
+        let samples = g.samples(self.opening_plies);
+        let shard = crate::selfplay::Shard { variant: self.variant, model_id: format!("match:{a}:{b}"), samples };
+        shard.write(dir, &format!("match-{:x}-{:06}", self.seed, g.index)).map(drop).map_err(|e| e.to_string())
+    }
+
+    fn write_record(&mut self, g: &crate::selfplay::MatchGame<'_>, summary: &str) -> Result<(), String> {
+        use std::io::Write as _;
+        let Some((file, path)) = &mut self.record else { return Ok(()) };
+        let mut line = format!("position sfen {}", to_sfen(g.game.start()));
+        if !g.game.moves().is_empty() {
+            line.push_str(" moves");
+            for &mv in g.game.moves() {
+                line.push(' ');
+                line.push_str(&format_move(self.variant, mv));
+            }
+        }
+        let (a, b) = &self.players;
+        let text = format!("# game {}: A = {a}, B = {b}; {summary}\n{line}\n", g.index + 1);
+        file.write_all(text.as_bytes())
+            .and_then(|_| file.flush())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 }

@@ -7,6 +7,9 @@ use super::*;
 /// How self-play games are played, the same for `selfplay` and `loop`.
 #[derive(Args, Debug, Clone)]
 pub struct SelfPlayTuning {
+    /// Games played at once; their leaves share network batches.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    parallel: u64,
     /// Share of moves searched fully (playout-cap randomisation).
     #[arg(long, default_value_t = 0.25)]
     full_share: f64,
@@ -19,18 +22,53 @@ pub struct SelfPlayTuning {
     /// Share of games that never resign (to check resignations).
     #[arg(long, default_value_t = 0.1)]
     no_resign_share: f64,
+    /// Share of games with the material-greedy 1-ply player on one side
+    /// instead of the net (it takes every hung piece; its positions
+    /// train the value only).
+    #[arg(long, default_value_t = 0.0)]
+    greedy_share: f64,
+    /// Games end unfinished after this many plies.
+    #[arg(long, default_value_t = 400)]
+    max_plies: usize,
 }
 
 impl SelfPlayTuning {
-    fn check(&self) -> Result<()> {
+    /// Self-play of `games` games at `visits` (full, fast) playouts a
+    /// move into `out`, checking the flags; no model id and no deadline.
+    fn config(
+        &self,
+        variant: Variant,
+        (games, visits): (u64, (u64, u64)),
+        seed: u64,
+        out: std::path::PathBuf,
+    ) -> Result<crate::selfplay::SelfPlayConfig> {
         for (name, v) in [
             ("--full-share", self.full_share),
             ("--resign-value", self.resign_value),
             ("--no-resign-share", self.no_resign_share),
+            ("--greedy-share", self.greedy_share),
         ] {
             anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1");
         }
-        Ok(())
+        anyhow::ensure!(self.max_plies >= 1, "--max-plies must be at least 1");
+        Ok(crate::selfplay::SelfPlayConfig {
+            variant,
+            games: games as usize,
+            parallel: self.parallel as usize,
+            visits: visits.0,
+            fast_visits: visits.1,
+            full_share: self.full_share,
+            temperature_plies: self.temperature_plies,
+            resign_value: self.resign_value,
+            no_resign_share: self.no_resign_share,
+            max_plies: self.max_plies,
+            greedy_share: self.greedy_share,
+            leaves_per_game: 8,
+            seed,
+            out,
+            model_id: String::new(),
+            deadline: None,
+        })
     }
 }
 
@@ -45,9 +83,6 @@ pub struct SelfplayCommand {
     games: u64,
     #[arg(long)]
     out: std::path::PathBuf,
-    /// Games played at once; their leaves share network batches.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
-    parallel: u64,
     /// Playouts of a full search (policy target).
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     visits: u64,
@@ -56,14 +91,6 @@ pub struct SelfplayCommand {
     fast_visits: u64,
     #[command(flatten)]
     tuning: SelfPlayTuning,
-    /// Share of games with the material-greedy 1-ply player on one side
-    /// instead of the net (it takes every hung piece; its positions
-    /// train the value only).
-    #[arg(long, default_value_t = 0.0)]
-    greedy_share: f64,
-    /// Games end unfinished after this many plies.
-    #[arg(long, default_value_t = 400)]
-    max_plies: usize,
     /// auto, gpu or cpu.
     #[arg(long, default_value = "auto")]
     device: crate::nn::DeviceChoice,
@@ -84,51 +111,22 @@ pub struct SelfplayCommand {
 
 impl SelfplayCommand {
     pub fn run(self) -> Result<()> {
-        let SelfplayCommand {
-            variant,
-            model,
-            games,
-            out,
-            parallel,
-            visits,
-            fast_visits,
-            tuning,
-            greedy_share,
-            max_plies,
-            device,
-            batch,
-            seed,
-            time_limit,
-            json,
-        } = self;
-        tuning.check()?;
-        anyhow::ensure!((0.0..=1.0).contains(&greedy_share), "--greedy-share must be between 0 and 1");
-        anyhow::ensure!(max_plies >= 1, "--max-plies must be at least 1");
-        let net = crate::nn::NetEvaluator::load(variant, &model, device, batch as usize)?;
-        let model_id = match &model {
-            crate::nn::ModelSource::Shipped => format!("shipped-{variant}"),
+        let model_id = match &self.model {
+            crate::nn::ModelSource::Shipped => format!("shipped-{}", self.variant),
             file => file.to_string(),
         };
         let config = crate::selfplay::SelfPlayConfig {
-            variant,
-            games: games as usize,
-            parallel: parallel as usize,
-            visits,
-            fast_visits,
-            full_share: tuning.full_share,
-            temperature_plies: tuning.temperature_plies,
-            resign_value: tuning.resign_value,
-            no_resign_share: tuning.no_resign_share,
-            max_plies,
-            greedy_share,
-            leaves_per_game: 8,
-            seed,
-            out,
             model_id,
-            deadline: time_limit.map(|s| Instant::now() + std::time::Duration::from_secs_f64(s)),
+            deadline: self.time_limit.map(|s| Instant::now() + std::time::Duration::from_secs_f64(s)),
+            ..self.tuning.config(
+                self.variant,
+                (self.games, (self.visits, self.fast_visits)),
+                self.seed,
+                self.out.clone(),
+            )?
         };
+        let net = crate::nn::NetEvaluator::load(self.variant, &self.model, self.device, self.batch as usize)?;
         let started = Instant::now();
-        let total = config.games;
         let reports = crate::selfplay::play(&config, std::sync::Arc::new(net), &|r| {
             let against = match r.greedy {
                 Some(c) => format!(" (greedy played {c})"),
@@ -137,7 +135,7 @@ impl SelfplayCommand {
             println!(
                 "game {}/{}{against}: {} after {} plies, {} samples -> {}",
                 r.index + 1,
-                total,
+                config.games,
                 r.result,
                 r.plies,
                 r.samples,
@@ -146,18 +144,16 @@ impl SelfplayCommand {
         })?;
         let elapsed = started.elapsed();
         println!("{}", crate::selfplay::summary(&reports, elapsed));
-        if let Some(path) = json {
-            let secs = elapsed.as_secs_f64();
-            let positions: usize = reports.iter().map(|r| r.samples).sum();
-            let figures = serde_json::json!({
-                "variant": variant.name(), "device": device.to_string(), "parallel": parallel, "batch": batch,
-                "visits": visits, "fast_visits": fast_visits, "games": reports.len(), "positions": positions,
-                "seconds": secs, "games_per_hour": reports.len() as f64 * 3600.0 / secs,
-                "positions_per_s": positions as f64 / secs,
-            });
-            write_json(&path, &figures)?;
-        }
-        Ok(())
+        let Some(path) = &self.json else { return Ok(()) };
+        let secs = elapsed.as_secs_f64();
+        let positions: usize = reports.iter().map(|r| r.samples).sum();
+        let figures = serde_json::json!({
+            "variant": self.variant.name(), "device": self.device.to_string(), "parallel": config.parallel,
+            "batch": self.batch, "visits": self.visits, "fast_visits": self.fast_visits, "games": reports.len(),
+            "positions": positions, "seconds": secs, "games_per_hour": reports.len() as f64 * 3600.0 / secs,
+            "positions_per_s": positions as f64 / secs,
+        });
+        write_json(path, &figures)
     }
 }
 
@@ -246,8 +242,6 @@ pub struct LoopCommand {
     /// Self-play games per generation.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     games: u64,
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
-    parallel: u64,
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     visits: u64,
     #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
@@ -270,15 +264,8 @@ pub struct LoopCommand {
     /// Score share a candidate needs to be promoted.
     #[arg(long, default_value_t = 0.55)]
     gate_score: f64,
-    #[arg(long, default_value_t = 400)]
-    max_plies: usize,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Share of games with the material-greedy 1-ply player on one side
-    /// instead of the net (it takes every hung piece; its positions
-    /// train the value only).
-    #[arg(long, default_value_t = 0.0)]
-    greedy_share: f64,
     /// Directories of fixed training data read beside the run's own
     /// records every generation, e.g. teacher labels (repeatable).
     #[arg(long)]
@@ -301,93 +288,50 @@ pub struct LoopCommand {
 
 impl LoopCommand {
     pub fn run(self) -> Result<()> {
-        let LoopCommand {
-            variant,
-            dir,
-            generations,
-            from,
-            games,
-            parallel,
-            visits,
-            fast_visits,
-            steps,
-            batch,
-            lr,
-            window,
-            gate_games,
-            gate_nodes,
-            gate_score,
-            max_plies,
-            seed,
-            greedy_share,
-            extra_data,
-            teacher,
-            tsume,
-            tsume_mates,
-            tuning,
-            device,
-        } = self;
-        for (name, v) in [("--gate-score", gate_score), ("--greedy-share", greedy_share)] {
-            anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1");
-        }
-        tuning.check()?;
-        anyhow::ensure!(lr.is_finite() && lr > 0.0 && lr < 10.0, "--lr must be a small positive number");
-        let selfplay = crate::selfplay::SelfPlayConfig {
-            variant,
-            games: games as usize,
-            parallel: parallel as usize,
-            visits,
-            fast_visits,
-            full_share: tuning.full_share,
-            temperature_plies: tuning.temperature_plies,
-            resign_value: tuning.resign_value,
-            no_resign_share: tuning.no_resign_share,
-            max_plies: max_plies.max(1),
-            greedy_share,
-            leaves_per_game: 8,
-            seed,
-            out: dir.join("data"),
-            model_id: String::new(),
-            deadline: None,
-        };
+        anyhow::ensure!((0.0..=1.0).contains(&self.gate_score), "--gate-score must be between 0 and 1");
+        anyhow::ensure!(self.lr.is_finite() && self.lr > 0.0 && self.lr < 10.0, "--lr must be a small positive number");
+        let variant = self.variant;
+        let data = self.dir.join("data");
+        let selfplay =
+            self.tuning.config(variant, (self.games, (self.visits, self.fast_visits)), self.seed, data.clone())?;
         let train = crate::train::TrainConfig {
             variant,
-            data: extra_data,
-            teacher: teacher.targets()?,
+            data: self.extra_data,
+            teacher: self.teacher.targets()?,
             from: None,
-            out: dir.join("nets/candidate.pnet"),
-            steps: steps as usize,
-            batch_size: batch as usize,
-            learning_rate: lr,
+            out: self.dir.join("nets/candidate.pnet"),
+            steps: self.steps as usize,
+            batch_size: self.batch as usize,
+            learning_rate: self.lr,
             weight_decay: 1e-4,
-            window: window as usize,
+            window: self.window as usize,
             checkpoint_every: 100,
-            seed,
-            device,
+            seed: self.seed,
+            device: self.device,
             deadline: None,
         };
         let gate = crate::selfplay::MatchConfig {
             variant,
-            games: gate_games as usize,
-            limit: crate::selfplay::MoveLimit::Nodes(gate_nodes),
+            games: self.gate_games as usize,
+            limit: crate::selfplay::MoveLimit::Nodes(self.gate_nodes),
             threads: 1,
             opening_plies: 4,
-            max_plies: max_plies.max(1),
+            max_plies: selfplay.max_plies,
             mate_plies: [crate::mcts::MATE_PLIES; 2],
             // As in self-play: the net's own priors.
             policy_temperature: [1.0; 2],
-            seed,
+            seed: self.seed,
         };
-        let tsume = tsume_mates.config(variant, tsume, (cores() as u64, seed), dir.join("data"))?;
+        let tsume = self.tsume_mates.config(variant, self.tsume, (cores() as u64, self.seed), data)?;
         let config = crate::train::LoopConfig {
             variant,
-            dir,
-            generations: generations as usize,
-            from,
+            dir: self.dir,
+            generations: self.generations as usize,
+            from: self.from,
             selfplay,
             train,
             gate,
-            gate_score,
+            gate_score: self.gate_score,
             tsume,
         };
         crate::train::generations::run(&config, &mut |line| println!("{line}"))?;

@@ -48,98 +48,93 @@ pub struct TrainCommand {
 
 impl TrainCommand {
     pub fn run(self) -> Result<()> {
-        let TrainCommand {
-            variant,
-            data,
-            teacher,
-            from,
-            out,
-            steps,
-            batch,
-            lr,
-            weight_decay,
-            window,
-            checkpoint_every,
-            seed,
-            device,
-            time_limit,
-            json,
-        } = self;
-        anyhow::ensure!(lr.is_finite() && lr > 0.0 && lr < 10.0, "--lr must be a small positive number");
-        anyhow::ensure!(weight_decay.is_finite() && weight_decay >= 0.0, "--weight-decay must be 0 or more");
-        let config = crate::train::TrainConfig {
-            variant,
-            data,
-            teacher: teacher.targets()?,
-            from,
-            out,
-            steps: steps as usize,
-            batch_size: batch as usize,
-            learning_rate: lr,
-            weight_decay,
-            window: window as usize,
-            checkpoint_every: checkpoint_every as usize,
-            seed,
-            device,
-            deadline: time_limit.map(|s| Instant::now() + std::time::Duration::from_secs_f64(s)),
-        };
+        let json = self.json.clone();
+        let config = self.config()?;
         let started = Instant::now();
         let every = (config.steps / 50).max(1);
         let report = crate::train::train(&config, &mut |l| {
             if l.step % every == 0 || l.step == config.steps {
-                let pct = 100.0 * l.step as f64 / config.steps as f64;
-                let filled = (pct / 5.0) as usize;
-                let bar = format!("{}{}", "#".repeat(filled), ".".repeat(20 - filled.min(20)));
-                println!(
-                    "[{bar}] step {:>7}/{} ({pct:5.1}%)  policy loss {:.4}  value loss {:.4}  {:.1} s",
-                    l.step,
-                    config.steps,
-                    l.policy,
-                    l.value,
-                    started.elapsed().as_secs_f64()
-                );
+                print_progress(l, config.steps, started);
             }
         })?;
-        for w in &report.warnings {
-            eprintln!("warning: {w}");
-        }
-        if let Some(step) = report.resumed_from {
-            println!("resumed from the checkpoint at step {step}");
-        }
-        if let Some(scale) = report.teacher_scale {
-            println!(
-                "{} samples carry teacher labels; score -> value scale {scale:.0} cp{}",
-                report.teacher_samples,
-                if config.teacher.scale.is_some() { "" } else { " (fitted on the data)" }
-            );
-        }
         let secs = started.elapsed().as_secs_f64();
         let steps_done = report.losses.len() - report.resumed_from.unwrap_or(0);
-        if report.stopped_early {
-            let done = report.losses.last().map_or(0, |l| l.step);
-            println!(
-                "stopped at the time limit after step {done} of {}; the checkpoint keeps it, rerun to carry on",
-                config.steps
-            );
-        } else {
-            println!("trained on {} samples; wrote {}", report.samples, config.out.display());
-        }
+        print_report(&config, &report);
         println!(
             "{steps_done} steps in {secs:.1} s: {:.2} steps/s, {:.0} samples/s",
             steps_done as f64 / secs,
             (steps_done * config.batch_size) as f64 / secs
         );
-        if let Some(path) = json {
-            let last = report.losses.last();
-            let figures = serde_json::json!({
-                "variant": variant.name(), "device": device.to_string(), "samples": report.samples,
-                "steps": steps_done, "batch": config.batch_size, "seconds": secs,
-                "steps_per_s": steps_done as f64 / secs, "samples_per_s": (steps_done * config.batch_size) as f64 / secs,
-                "policy_loss": last.map(|l| l.policy), "value_loss": last.map(|l| l.value),
-                "stopped_early": report.stopped_early,
-            });
-            write_json(&path, &figures)?;
-        }
-        Ok(())
+        let Some(path) = json else { return Ok(()) };
+        let last = report.losses.last();
+        let figures = serde_json::json!({
+            "variant": config.variant.name(), "device": config.device.to_string(), "samples": report.samples,
+            "steps": steps_done, "batch": config.batch_size, "seconds": secs,
+            "steps_per_s": steps_done as f64 / secs, "samples_per_s": (steps_done * config.batch_size) as f64 / secs,
+            "policy_loss": last.map(|l| l.policy), "value_loss": last.map(|l| l.value),
+            "stopped_early": report.stopped_early,
+        });
+        write_json(&path, &figures)
+    }
+
+    fn config(self) -> Result<crate::train::TrainConfig> {
+        anyhow::ensure!(self.lr.is_finite() && self.lr > 0.0 && self.lr < 10.0, "--lr must be a small positive number");
+        anyhow::ensure!(self.weight_decay.is_finite() && self.weight_decay >= 0.0, "--weight-decay must be 0 or more");
+        Ok(crate::train::TrainConfig {
+            variant: self.variant,
+            data: self.data,
+            teacher: self.teacher.targets()?,
+            from: self.from,
+            out: self.out,
+            steps: self.steps as usize,
+            batch_size: self.batch as usize,
+            learning_rate: self.lr,
+            weight_decay: self.weight_decay,
+            window: self.window as usize,
+            checkpoint_every: self.checkpoint_every as usize,
+            seed: self.seed,
+            device: self.device,
+            deadline: self.time_limit.map(|s| Instant::now() + std::time::Duration::from_secs_f64(s)),
+        })
+    }
+}
+
+/// One progress line: a bar, the step, the losses and the time so far.
+fn print_progress(l: &crate::train::StepLoss, steps: usize, started: Instant) {
+    let pct = 100.0 * l.step as f64 / steps as f64;
+    let filled = (pct / 5.0) as usize;
+    let bar = format!("{}{}", "#".repeat(filled), ".".repeat(20 - filled.min(20)));
+    println!(
+        "[{bar}] step {:>7}/{steps} ({pct:5.1}%)  policy loss {:.4}  value loss {:.4}  {:.1} s",
+        l.step,
+        l.policy,
+        l.value,
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// The run's warnings, resumption, teacher labels and how it ended.
+fn print_report(config: &crate::train::TrainConfig, report: &crate::train::TrainReport) {
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Some(step) = report.resumed_from {
+        println!("resumed from the checkpoint at step {step}");
+    }
+    if let Some(scale) = report.teacher_scale {
+        println!(
+            "{} samples carry teacher labels; score -> value scale {scale:.0} cp{}",
+            report.teacher_samples,
+            if config.teacher.scale.is_some() { "" } else { " (fitted on the data)" }
+        );
+    }
+    if report.stopped_early {
+        let done = report.losses.last().map_or(0, |l| l.step);
+        println!(
+            "stopped at the time limit after step {done} of {}; the checkpoint keeps it, rerun to carry on",
+            config.steps
+        );
+    } else {
+        println!("trained on {} samples; wrote {}", report.samples, config.out.display());
     }
 }

@@ -12,41 +12,19 @@ pub enum DeviceChoice {
     Cpu,
 }
 
-impl std::str::FromStr for DeviceChoice {
-    type Err = DeviceError;
-    fn from_str(s: &str) -> Result<DeviceChoice, DeviceError> {
-        match s.to_ascii_lowercase().as_str() {
-            "auto" => Ok(DeviceChoice::Auto),
-            "gpu" => Ok(DeviceChoice::Gpu),
-            "cpu" => Ok(DeviceChoice::Cpu),
-            _ => Err(DeviceError::Unknown(s.to_string())),
-        }
-    }
-}
-
-impl std::fmt::Display for DeviceChoice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            DeviceChoice::Auto => "auto",
-            DeviceChoice::Gpu => "gpu",
-            DeviceChoice::Cpu => "cpu",
-        })
-    }
-}
+named_enum!(DeviceChoice, "device", { Auto => "auto", Gpu => "gpu", Cpu => "cpu" });
 
 /// Why a device cannot be had.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeviceError {
-    #[error("unknown device '{0}' (expected auto, gpu or cpu)")]
-    Unknown(String),
     #[error("this build has no GPU backend (build with the gpu feature); use Device cpu or auto")]
     NoGpuBackend,
     #[error("no usable GPU adapter: {0}")]
     NoAdapter(String),
-    #[error("unknown precision '{0}' (expected f32 or f16)")]
-    UnknownPrecision(String),
     #[error("f16 needs a GPU whose adapter supports it; this device: {0}")]
     NoHalfPrecision(String),
+    #[error("the throughput probe failed: {0}")]
+    Probe(String),
 }
 
 /// The burn device for a choice: `cpu` is burn's flex backend; `gpu` the
@@ -141,25 +119,7 @@ pub enum Precision {
     F16,
 }
 
-impl std::str::FromStr for Precision {
-    type Err = DeviceError;
-    fn from_str(s: &str) -> Result<Precision, DeviceError> {
-        match s.to_ascii_lowercase().as_str() {
-            "f32" => Ok(Precision::F32),
-            "f16" => Ok(Precision::F16),
-            _ => Err(DeviceError::UnknownPrecision(s.to_string())),
-        }
-    }
-}
-
-impl std::fmt::Display for Precision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Precision::F32 => "f32",
-            Precision::F16 => "f16",
-        })
-    }
-}
+named_enum!(Precision, "precision", { F32 => "f32", F16 => "f16" });
 
 /// Whether the device computes in f16 (a GPU whose adapter supports it).
 pub fn supports_f16(device: &Device) -> bool {
@@ -170,7 +130,7 @@ pub fn supports_f16(device: &Device) -> bool {
 /// cubecl's throughput probe measures it (chains of fused multiply-adds
 /// at two FLOPs each); the error says why a precision has none.
 #[cfg(feature = "gpu")]
-pub fn peak_flops(device: &Device) -> Vec<(Precision, Result<f64, String>)> {
+pub fn peak_flops(device: &Device) -> Vec<(Precision, Result<f64, DeviceError>)> {
     use burn::cubecl::ir::{ElemType, FloatKind};
     use burn::tensor::{ThroughputKey, ThroughputMode};
     if *device == Device::flex() {
@@ -185,11 +145,11 @@ pub fn peak_flops(device: &Device) -> Vec<(Precision, Result<f64, String>)> {
     kinds
         .iter()
         .zip(stats)
-        .map(|(&(p, _), stat)| (p, stat.value.map(|v| v.ops_per_s()).map_err(|e| e.to_string())))
+        .map(|(&(p, _), stat)| (p, stat.value.map(|v| v.ops_per_s()).map_err(|e| DeviceError::Probe(e.to_string()))))
         .collect()
 }
 
 #[cfg(not(feature = "gpu"))]
-pub fn peak_flops(_device: &Device) -> Vec<(Precision, Result<f64, String>)> {
+pub fn peak_flops(_device: &Device) -> Vec<(Precision, Result<f64, DeviceError>)> {
     Vec::new()
 }

@@ -61,31 +61,7 @@ pub enum Features {
     Attacks,
 }
 
-impl Features {
-    pub fn name(self) -> &'static str {
-        match self {
-            Features::Base => "base",
-            Features::Attacks => "attacks",
-        }
-    }
-}
-
-impl std::str::FromStr for Features {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Features, String> {
-        match s {
-            "base" => Ok(Features::Base),
-            "attacks" => Ok(Features::Attacks),
-            _ => Err(format!("unknown input features '{s}' (base or attacks)")),
-        }
-    }
-}
-
-impl std::fmt::Display for Features {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+named_enum!(Features, "input features", { Base => "base", Attacks => "attacks" });
 
 /// Shapes of a variant's encoding.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -43,6 +43,8 @@ impl std::fmt::Display for ModelSource {
 pub enum LoadError {
     #[error(transparent)]
     Device(#[from] DeviceError),
+    #[error(transparent)]
+    Name(#[from] super::UnknownName),
     #[error("shipped net: {0}")]
     Shipped(WeightsError),
     #[error("{path}: {source}")]

@@ -88,7 +88,7 @@ fn parse_header(text: &str) -> Result<(Variant, NetConfig), WeightsError> {
         value_channels: num("value_channels")?,
         value_hidden: num("value_hidden")?,
         features: match fields.get("features") {
-            Some(f) => f.parse().map_err(bad)?,
+            Some(f) => f.parse().map_err(|e: super::UnknownName| bad(e.to_string()))?,
             None => Features::Base,
         },
         planes: num("planes")?,

@@ -2,7 +2,7 @@
 //! geometry: leaper attacks, slider rays, lines, zones and the masks the
 //! move generator reads instead of rule flags.
 
-use super::piece::MAX_KINDS;
+use super::piece::{MAX_KINDS, Movement};
 use super::variant::{PromotionRule, VariantSpec};
 use super::{Bitboard, Color, Geometry, NUM_SQUARES, Square, Variant};
 
@@ -186,7 +186,6 @@ pub struct VariantTables {
 pub const NONE: u8 = u8::MAX;
 
 const fn build(spec: &'static VariantSpec, rays: &'static Rays) -> VariantTables {
-    let g = spec.geometry;
     let mut t = VariantTables {
         spec,
         num_kinds: spec.pieces.len(),
@@ -208,6 +207,19 @@ const fn build(spec: &'static VariantSpec, rays: &'static Rays) -> VariantTables
         rays,
     };
     assert!(spec.pieces.len() <= MAX_KINDS, "too many piece kinds");
+    build_squares(&mut t);
+    let mut k = 0;
+    while k < spec.pieces.len() {
+        build_kind(&mut t, k);
+        k += 1;
+    }
+    assert!(t.king != NONE, "variant without a king");
+    t
+}
+
+/// The board, its files, and each colour's promotion zone and far rank.
+const fn build_squares(t: &mut VariantTables) {
+    let (g, spec) = (t.spec.geometry, t.spec);
     let mut s = 0;
     while s < NUM_SQUARES {
         let (f, r) = ((s / 9) as i32 + 1, (s % 9) as i32);
@@ -229,74 +241,82 @@ const fn build(spec: &'static VariantSpec, rays: &'static Rays) -> VariantTables
         }
         s += 1;
     }
-    let mut k = 0;
-    while k < spec.pieces.len() {
-        let p = &spec.pieces[k];
-        if p.royal {
-            t.king = k as u8;
-        }
-        if p.movement.rook {
-            t.rook_kinds |= 1 << k;
-        }
-        if p.movement.bishop {
-            t.bishop_kinds |= 1 << k;
-        }
-        if !p.movement.leaps.is_empty() {
-            t.leaper_kinds |= 1 << k;
-        }
-        match (p.promoted, p.partner) {
-            (false, Some(promoted)) => {
-                t.promotes_to[k] = promoted;
-                t.in_hand_as[k] = k as u8;
-            }
-            (true, Some(base)) => t.in_hand_as[k] = base,
-            _ => t.in_hand_as[k] = if p.royal { NONE } else { k as u8 },
-        }
-        let mut c = 0;
-        while c < 2 {
-            // Gote's moves are sente's turned by 180 degrees.
-            let (sf, sr) = if c == 0 { (1, -1) } else { (-1, 1) };
-            let mut s = 0;
-            while s < NUM_SQUARES {
-                let (f0, r0) = ((s / 9) as i32 + 1, (s % 9) as i32);
-                if g.contains(f0, r0) {
-                    let mut bits = 0u128;
-                    let mut a = 0;
-                    while a < p.movement.leaps.len() {
-                        let offs = p.movement.leaps[a].offsets();
-                        let mut o = 0;
-                        while o < offs.len() {
-                            let (df, dr) = offs[o];
-                            let (f, r) = (f0 + sf * df as i32, r0 + sr * dr as i32);
-                            if g.contains(f, r) {
-                                bits |= sq_bit(f, r);
-                            }
-                            o += 1;
-                        }
-                        a += 1;
-                    }
-                    t.leaps[k][c][s] = Bitboard(bits);
-                    let slides = p.movement.rook || p.movement.bishop;
-                    let stuck = bits == 0 && !slides;
-                    if !stuck {
-                        t.drop_to[k][c].0 |= 1 << s;
-                    }
-                    let must = match spec.promotion {
-                        PromotionRule::Mandatory => true,
-                        PromotionRule::Optional => stuck,
-                    };
-                    if must {
-                        t.must_promote[k][c].0 |= 1 << s;
-                    }
-                }
-                s += 1;
-            }
-            c += 1;
-        }
-        k += 1;
+}
+
+/// Kind `k`'s entries: its sliders and leaps, promotion and hand kinds,
+/// and per colour and square its leaps, where it may be dropped and where
+/// it must promote.
+const fn build_kind(t: &mut VariantTables, k: usize) {
+    let spec = t.spec;
+    let p = &spec.pieces[k];
+    if p.royal {
+        t.king = k as u8;
     }
-    assert!(t.king != NONE, "variant without a king");
-    t
+    if p.movement.rook {
+        t.rook_kinds |= 1 << k;
+    }
+    if p.movement.bishop {
+        t.bishop_kinds |= 1 << k;
+    }
+    if !p.movement.leaps.is_empty() {
+        t.leaper_kinds |= 1 << k;
+    }
+    match (p.promoted, p.partner) {
+        (false, Some(promoted)) => {
+            t.promotes_to[k] = promoted;
+            t.in_hand_as[k] = k as u8;
+        }
+        (true, Some(base)) => t.in_hand_as[k] = base,
+        _ => t.in_hand_as[k] = if p.royal { NONE } else { k as u8 },
+    }
+    let mut c = 0;
+    while c < 2 {
+        let mut s = 0;
+        while s < NUM_SQUARES {
+            let (f0, r0) = ((s / 9) as i32 + 1, (s % 9) as i32);
+            if spec.geometry.contains(f0, r0) {
+                let bits = leaps_from(spec.geometry, &p.movement, c, (f0, r0));
+                t.leaps[k][c][s] = Bitboard(bits);
+                let slides = p.movement.rook || p.movement.bishop;
+                let stuck = bits == 0 && !slides;
+                if !stuck {
+                    t.drop_to[k][c].0 |= 1 << s;
+                }
+                let must = match spec.promotion {
+                    PromotionRule::Mandatory => true,
+                    PromotionRule::Optional => stuck,
+                };
+                if must {
+                    t.must_promote[k][c].0 |= 1 << s;
+                }
+            }
+            s += 1;
+        }
+        c += 1;
+    }
+}
+
+/// The squares on the board that a piece of colour `c` (0 sente, 1 gote)
+/// on file `f0`, rank `r0` reaches by its leaps and steps.
+const fn leaps_from(g: Geometry, movement: &Movement, c: usize, (f0, r0): (i32, i32)) -> u128 {
+    // Gote's moves are sente's turned by 180 degrees.
+    let (sf, sr) = if c == 0 { (1, -1) } else { (-1, 1) };
+    let mut bits = 0u128;
+    let mut a = 0;
+    while a < movement.leaps.len() {
+        let offs = movement.leaps[a].offsets();
+        let mut o = 0;
+        while o < offs.len() {
+            let (df, dr) = offs[o];
+            let (f, r) = (f0 + sf * df as i32, r0 + sr * dr as i32);
+            if g.contains(f, r) {
+                bits |= sq_bit(f, r);
+            }
+            o += 1;
+        }
+        a += 1;
+    }
+    bits
 }
 
 #[allow(long_running_const_eval)]

@@ -179,87 +179,134 @@ fn play_one(
     // without greedy games reproduce the games of earlier builds.
     let greedy = (config.greedy_share > 0.0 && rng.uniform() < config.greedy_share)
         .then_some(if index.is_multiple_of(2) { Color::Gote } else { Color::Sente });
+    let mut g = OneGame {
+        config,
+        rng,
+        may_resign,
+        would_resign: None,
+        game: Game::new(Position::startpos(config.variant)),
+        samples: Vec::new(),
+    };
     let piece_values = material_values(config.variant);
-    let mut game = Game::new(Position::startpos(config.variant));
     searcher.clear();
-    let mut samples: Vec<Sample> = Vec::new();
-    let mut resigned_by = None;
-    let mut would_resign = None;
     let stop = AtomicBool::new(false);
-    let outcome = loop {
-        if let Some(o) = game.outcome() {
-            break Some(o.winner);
+    // The winner, and the side that resigned.
+    let (winner, resigned_by) = loop {
+        if let Some(o) = g.game.outcome() {
+            break (o.winner, None);
         }
-        if game.moves().len() >= config.max_plies {
-            break None;
+        if g.game.moves().len() >= config.max_plies {
+            break (None, None);
         }
         if past(config.deadline) {
             return Ok(None);
         }
-        let side = game.position().side_to_move();
+        let side = g.game.position().side_to_move();
         let (mv, full, policy) = if greedy == Some(side) {
-            let mv = greedy_move(&game, &piece_values, &mut rng).ok_or(SelfPlayError::NoMove("the greedy player"))?;
+            let mv =
+                greedy_move(&g.game, &piece_values, &mut g.rng).ok_or(SelfPlayError::NoMove("the greedy player"))?;
             (mv, false, Vec::new())
         } else {
-            let full = rng.uniform() < config.full_share;
-            let mut params = searcher.params().clone();
-            params.root_noise = full.then_some((0.3, 0.25));
-            params.seed = rng.next_u64();
-            searcher.set_params(params);
-            searcher.set_position(&game);
-            let visits = if full { config.visits } else { config.fast_visits };
-            let result = searcher.search(&Limits { nodes: Some(visits), ..Limits::default() }, &stop, &mut |_| {});
-            let hopeless = matches!(result.proof, Proof::Loss(_)) || result.root_q < -config.resign_value;
-            if hopeless && would_resign.is_none() {
-                would_resign = Some(side);
-                if may_resign {
-                    resigned_by = Some(side);
-                    break Some(Some(!side));
-                }
+            match g.search_turn(searcher, &stop)? {
+                Some(turn) => turn,
+                None => break (Some(!side), Some(side)),
             }
-            let temperature = if game.moves().len() < config.temperature_plies { 1.0 } else { 0.0 };
-            let mv = searcher.pick_move(&result, temperature).ok_or(SelfPlayError::NoMove("the search"))?;
-            (mv, full, if full { result.visits } else { Vec::new() })
         };
-        samples.push(Sample {
-            position: game.position().clone(),
-            repetitions: game.repetitions(),
+        g.samples.push(Sample {
+            position: g.game.position().clone(),
+            repetitions: g.game.repetitions(),
             value: 0.0,
             full_search: full,
             policy,
             teacher: None,
         });
-        game.play(mv);
+        g.game.play(mv);
     };
-    let winner = outcome.flatten();
-    for s in &mut samples {
-        s.value = match winner {
-            Some(w) if w == s.position.side_to_move() => 1.0,
-            Some(_) => -1.0,
-            None => 0.0,
-        };
+    g.finish(index, greedy, winner, resigned_by).map(Some)
+}
+
+/// A move played, whether its search was full, and the search's visits
+/// (the policy target, full searches only).
+type Turn = (crate::rules::Move, bool, Vec<(crate::rules::Move, u32)>);
+
+/// A self-play game being played.
+struct OneGame<'a> {
+    config: &'a SelfPlayConfig,
+    rng: Rng,
+    /// Whether this game may end by resignation.
+    may_resign: bool,
+    /// The first side whose search found its position hopeless.
+    would_resign: Option<Color>,
+    game: Game,
+    samples: Vec<Sample>,
+}
+
+impl OneGame<'_> {
+    /// The net's turn: a full search (with root noise, its visits the
+    /// policy target) or a fast one, then the move at the schedule's
+    /// temperature. None when the side resigns.
+    fn search_turn(&mut self, searcher: &mut Searcher, stop: &AtomicBool) -> Result<Option<Turn>, SelfPlayError> {
+        let config = self.config;
+        let side = self.game.position().side_to_move();
+        let full = self.rng.uniform() < config.full_share;
+        let mut params = searcher.params().clone();
+        params.root_noise = full.then_some((0.3, 0.25));
+        params.seed = self.rng.next_u64();
+        searcher.set_params(params);
+        searcher.set_position(&self.game);
+        let visits = if full { config.visits } else { config.fast_visits };
+        let result = searcher.search(&Limits { nodes: Some(visits), ..Limits::default() }, stop, &mut |_| {});
+        let hopeless = matches!(result.proof, Proof::Loss(_)) || result.root_q < -config.resign_value;
+        if hopeless && self.would_resign.is_none() {
+            self.would_resign = Some(side);
+            if self.may_resign {
+                return Ok(None);
+            }
+        }
+        let temperature = if self.game.moves().len() < config.temperature_plies { 1.0 } else { 0.0 };
+        let mv = searcher.pick_move(&result, temperature).ok_or(SelfPlayError::NoMove("the search"))?;
+        Ok(Some((mv, full, if full { result.visits } else { Vec::new() })))
     }
-    let result = match (resigned_by, game.outcome()) {
-        (Some(side), _) => format!("{} wins (resignation)", !side),
-        (None, Some(o)) => o.to_string(),
-        (None, None) => "unfinished".to_string(),
-    };
-    let false_resign = match (may_resign, would_resign) {
-        (false, Some(side)) => Some(winner != Some(!side)),
-        _ => None,
-    };
-    let shard = Shard { variant: config.variant, model_id: config.model_id.clone(), samples };
-    let path = shard.write(&config.out, &shard_name(config, index))?;
-    Ok(Some(GameReport {
-        index,
-        plies: game.moves().len(),
-        samples: shard.samples.len(),
-        result,
-        false_resign,
-        winner,
-        greedy,
-        path,
-    }))
+
+    /// Gives every sample the game's result from its side's view, writes
+    /// the game's shard and reports it.
+    fn finish(
+        mut self,
+        index: usize,
+        greedy: Option<Color>,
+        winner: Option<Color>,
+        resigned_by: Option<Color>,
+    ) -> Result<GameReport, SelfPlayError> {
+        for s in &mut self.samples {
+            s.value = match winner {
+                Some(w) if w == s.position.side_to_move() => 1.0,
+                Some(_) => -1.0,
+                None => 0.0,
+            };
+        }
+        let result = match (resigned_by, self.game.outcome()) {
+            (Some(side), _) => format!("{} wins (resignation)", !side),
+            (None, Some(o)) => o.to_string(),
+            (None, None) => "unfinished".to_string(),
+        };
+        let false_resign = match (self.may_resign, self.would_resign) {
+            (false, Some(side)) => Some(winner != Some(!side)),
+            _ => None,
+        };
+        let config = self.config;
+        let shard = Shard { variant: config.variant, model_id: config.model_id.clone(), samples: self.samples };
+        let path = shard.write(&config.out, &shard_name(config, index))?;
+        Ok(GameReport {
+            index,
+            plies: self.game.moves().len(),
+            samples: shard.samples.len(),
+            result,
+            false_resign,
+            winner,
+            greedy,
+            path,
+        })
+    }
 }
 
 /// Throughput of a self-play run.

@@ -137,82 +137,100 @@ pub fn label(config: &LabelConfig, progress: &(dyn Fn(&LabelReport) + Sync)) -> 
         .map_err(|e| LabelError::Io(format!("cannot create {}: {e}", config.out.display())))?;
     let units = Units::new(config)?;
     let todo: Vec<usize> = (0..units.len()).filter(|&i| !config.out.join(units.file(i)).exists()).collect();
-    let report = Mutex::new(LabelReport {
+    let report = LabelReport {
         units: units.len(),
         done: units.len() - todo.len(),
         resumed: units.len() - todo.len(),
         ..LabelReport::default()
-    });
+    };
     // The first teacher starts here, so a bad command fails at once.
     let first = Mutex::new(Some(start_teacher(config)?));
-    let next = AtomicUsize::new(0);
-    let started = Instant::now();
-    let failure: Mutex<Option<LabelError>> = Mutex::new(None);
+    let jobs = Jobs {
+        config,
+        units,
+        todo,
+        next: AtomicUsize::new(0),
+        report: Mutex::new(report),
+        failure: Mutex::new(None),
+        started: Instant::now(),
+        progress,
+    };
     std::thread::scope(|scope| {
-        for _ in 0..config.jobs.min(todo.len().max(1)) {
-            scope.spawn(|| {
-                let mut teacher = first.lock().take();
-                let mut failures = 0;
-                loop {
-                    if failure.lock().is_some() {
-                        return;
-                    }
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&unit) = todo.get(k) else { return };
-                    loop {
-                        let engine = match teacher.take() {
-                            Some(t) => t,
-                            None => match start_teacher(config) {
-                                Ok(t) => t,
-                                Err(e) => {
-                                    *failure.lock() = Some(e);
-                                    return;
-                                }
-                            },
-                        };
-                        let mut engine = engine;
-                        match units.run(config, unit, &mut engine) {
-                            Ok(done) => {
-                                teacher = Some(engine);
-                                failures = 0;
-                                let mut r = report.lock();
-                                r.done += 1;
-                                r.positions += done.positions;
-                                r.forbidden += done.forbidden;
-                                r.reasked += done.reasked;
-                                if let Some(winner) = done.result {
-                                    r.results[winner] += 1;
-                                }
-                                r.seconds = started.elapsed().as_secs_f64();
-                                progress(&r);
-                                break;
-                            }
-                            Err(LabelError::Engine(e)) => {
-                                // The teacher crashed or hung: a fresh one
-                                // does the unit again.
-                                failures += 1;
-                                report.lock().restarts += 1;
-                                if failures >= MAX_RESTARTS {
-                                    *failure.lock() = Some(LabelError::Engine(e));
-                                    return;
-                                }
-                            }
-                            Err(e) => {
-                                *failure.lock() = Some(e);
-                                return;
-                            }
-                        }
-                    }
-                }
-            });
+        for _ in 0..config.jobs.min(jobs.todo.len().max(1)) {
+            scope.spawn(|| jobs.job(first.lock().take()));
         }
     });
-    if let Some(e) = failure.into_inner() {
+    if let Some(e) = jobs.failure.into_inner() {
         return Err(e);
     }
-    let mut r = report.into_inner();
-    r.seconds = started.elapsed().as_secs_f64();
+    let mut r = jobs.report.into_inner();
+    r.seconds = jobs.started.elapsed().as_secs_f64();
     Ok(r)
+}
+
+/// What the labelling jobs share: the units still to do, the report and
+/// the first failure, which stops every job.
+struct Jobs<'a> {
+    config: &'a LabelConfig,
+    units: Units,
+    todo: Vec<usize>,
+    /// The next index into `todo`.
+    next: AtomicUsize,
+    report: Mutex<LabelReport>,
+    failure: Mutex<Option<LabelError>>,
+    started: Instant,
+    progress: &'a (dyn Fn(&LabelReport) + Sync),
+}
+
+impl Jobs<'_> {
+    /// One job: units from the shared list until none is left or a job
+    /// has failed.
+    fn job(&self, mut teacher: Option<UsiEngine>) {
+        while self.failure.lock().is_none() {
+            let k = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(&unit) = self.todo.get(k) else { return };
+            if let Err(e) = self.unit(unit, &mut teacher) {
+                *self.failure.lock() = Some(e);
+                return;
+            }
+        }
+    }
+
+    /// Labels one unit. A teacher that crashes or hangs is replaced by a
+    /// fresh one that does the unit again, up to [`MAX_RESTARTS`] times.
+    fn unit(&self, unit: usize, teacher: &mut Option<UsiEngine>) -> Result<(), LabelError> {
+        let mut failures = 0;
+        loop {
+            let mut engine = match teacher.take() {
+                Some(t) => t,
+                None => start_teacher(self.config)?,
+            };
+            match self.units.run(self.config, unit, &mut engine) {
+                Ok(done) => {
+                    *teacher = Some(engine);
+                    let mut r = self.report.lock();
+                    r.done += 1;
+                    r.positions += done.positions;
+                    r.forbidden += done.forbidden;
+                    r.reasked += done.reasked;
+                    if let Some(winner) = done.result {
+                        r.results[winner] += 1;
+                    }
+                    r.seconds = self.started.elapsed().as_secs_f64();
+                    (self.progress)(&r);
+                    return Ok(());
+                }
+                Err(LabelError::Engine(e)) => {
+                    failures += 1;
+                    self.report.lock().restarts += 1;
+                    if failures >= MAX_RESTARTS {
+                        return Err(LabelError::Engine(e));
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 fn start_teacher(config: &LabelConfig) -> Result<UsiEngine, LabelError> {

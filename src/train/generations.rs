@@ -120,27 +120,7 @@ fn load(variant: Variant, path: &Path, device: DeviceChoice, batch: usize) -> Re
 /// Runs (or resumes) the loop, calling `report` with progress lines.
 pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<GenerationLog>, LoopError> {
     let dir = &config.dir;
-    std::fs::create_dir_all(dir.join("nets"))
-        .map_err(|source| LoopError::Write { path: dir.display().to_string(), source })?;
-    let (mut done, mut best) = match read_state(dir)? {
-        Some(s) => {
-            report(&format!("resuming after generation {}, best net {}", s.0, s.1.display()));
-            s
-        }
-        None => {
-            let first = dir.join("nets/gen0.pnet");
-            let bytes = match &config.from {
-                Some(p) => {
-                    std::fs::read(p).map_err(|source| LoopError::Read { path: p.display().to_string(), source })?
-                }
-                None => crate::nn::shipped(config.variant).to_vec(),
-            };
-            crate::nn::weights::parse(&bytes)?;
-            write_file(&first, &bytes)?;
-            write_state(dir, 0, &first)?;
-            (0, first)
-        }
-    };
+    let (mut done, mut best) = start_or_resume(config, report)?;
     let mut logs = read_log(dir);
     if !logs.is_empty() {
         // Redraws the plot (not the log, which stays as read), so a
@@ -149,72 +129,8 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
     }
     while done < config.generations {
         let g = done + 1;
-        let started = Instant::now();
-        report(&format!("generation {g}: self-play with {}", best.display()));
-        let sp = SelfPlayConfig {
-            out: dir.join("data"),
-            model_id: best.display().to_string(),
-            seed: config.selfplay.seed.wrapping_add(g as u64),
-            ..config.selfplay.clone()
-        };
-        let games = play(&sp, load(config.variant, &best, config.train.device, 64)?, &|_| {})?;
-        report(&format!("generation {g}: {}", summary(&games, started.elapsed())));
-        if config.tsume.samples > 0 {
-            let tsume_started = Instant::now();
-            let tc = TsumeConfig {
-                out: dir.join("data"),
-                seed: config.tsume.seed.wrapping_add(g as u64),
-                ..config.tsume.clone()
-            };
-            let made = crate::selfplay::tsume::write_samples(&tc)?;
-            report(&format!("generation {g}: tsume: {made} in {:.1} s", tsume_started.elapsed().as_secs_f64()));
-        }
-        let candidate = dir.join(format!("nets/gen{g}.pnet"));
-        // Training continues from the newest net, promoted or not (as in
-        // AlphaGo Zero: the gate decides which net plays self-play, not
-        // where optimisation restarts); restarting from the best net would
-        // cap training at one generation's steps while candidates fail.
-        let newest = dir.join(format!("nets/gen{}.pnet", g - 1));
-        // The run's own records, then any fixed data the run was given
-        // (teacher labels: `train.data`).
-        let mut data = vec![dir.join("data")];
-        data.extend(config.train.data.iter().cloned());
-        let tc = TrainConfig {
-            data,
-            from: Some(if newest.exists() { newest } else { best.clone() }),
-            out: candidate.clone(),
-            seed: config.train.seed.wrapping_add(g as u64),
-            ..config.train.clone()
-        };
-        let trained = train(&tc, &mut |_| {})?;
-        let tail = &trained.losses[trained.losses.len().saturating_sub(10)..];
-        let policy_loss = tail.iter().map(|l| l.policy).sum::<f32>() / tail.len().max(1) as f32;
-        let value_loss = tail.iter().map(|l| l.value).sum::<f32>() / tail.len().max(1) as f32;
-        report(&format!("generation {g}: trained, policy loss {policy_loss:.4}, value loss {value_loss:.4}"));
-        let gate = MatchConfig { seed: config.gate.seed.wrapping_add(g as u64), ..config.gate.clone() };
-        let result = play_match(
-            &gate,
-            Player::Search(load(config.variant, &candidate, config.train.device, 8)?),
-            Player::Search(load(config.variant, &best, config.train.device, 8)?),
-            &mut |_| {},
-        );
-        let accepted = result.score() >= config.gate_score;
-        report(&format!(
-            "generation {g}: candidate vs best {result}; {}",
-            if accepted { "promoted" } else { "rejected" }
-        ));
-        let log = GenerationLog {
-            generation: g,
-            games: games.len(),
-            positions: games.iter().map(|r| r.samples).sum(),
-            policy_loss,
-            value_loss,
-            score: result.score(),
-            elo: result.elo().0,
-            accepted,
-            seconds: started.elapsed().as_secs_f64(),
-        };
-        if accepted {
+        let (log, candidate) = generation(config, g, &best, report)?;
+        if log.accepted {
             best = candidate;
         }
         logs.push(log);
@@ -223,6 +139,110 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
         done = g;
     }
     Ok(logs)
+}
+
+/// The state of a run in `config.dir`: the generations done and the best
+/// net, read back, or a new run's generation 0 written from `--from` (or
+/// the shipped net).
+fn start_or_resume(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<(usize, PathBuf), LoopError> {
+    let dir = &config.dir;
+    std::fs::create_dir_all(dir.join("nets"))
+        .map_err(|source| LoopError::Write { path: dir.display().to_string(), source })?;
+    if let Some((done, best)) = read_state(dir)? {
+        report(&format!("resuming after generation {done}, best net {}", best.display()));
+        return Ok((done, best));
+    }
+    let first = dir.join("nets/gen0.pnet");
+    let bytes = match &config.from {
+        Some(p) => std::fs::read(p).map_err(|source| LoopError::Read { path: p.display().to_string(), source })?,
+        None => crate::nn::shipped(config.variant).to_vec(),
+    };
+    crate::nn::weights::parse(&bytes)?;
+    write_file(&first, &bytes)?;
+    write_state(dir, 0, &first)?;
+    Ok((0, first))
+}
+
+/// Generation `g`: self-play (and tsume samples) with the best net, a
+/// candidate trained on the data, and the gate match against the best.
+/// Returns the generation's log and the candidate's path.
+fn generation(
+    config: &LoopConfig,
+    g: usize,
+    best: &Path,
+    report: &mut dyn FnMut(&str),
+) -> Result<(GenerationLog, PathBuf), LoopError> {
+    let (dir, device) = (&config.dir, config.train.device);
+    let started = Instant::now();
+    report(&format!("generation {g}: self-play with {}", best.display()));
+    let sp = SelfPlayConfig {
+        out: dir.join("data"),
+        model_id: best.display().to_string(),
+        seed: config.selfplay.seed.wrapping_add(g as u64),
+        ..config.selfplay.clone()
+    };
+    let games = play(&sp, load(config.variant, best, device, 64)?, &|_| {})?;
+    report(&format!("generation {g}: {}", summary(&games, started.elapsed())));
+    if config.tsume.samples > 0 {
+        let tsume_started = Instant::now();
+        let tc = TsumeConfig {
+            out: dir.join("data"),
+            seed: config.tsume.seed.wrapping_add(g as u64),
+            ..config.tsume.clone()
+        };
+        let made = crate::selfplay::tsume::write_samples(&tc)?;
+        report(&format!("generation {g}: tsume: {made} in {:.1} s", tsume_started.elapsed().as_secs_f64()));
+    }
+    let candidate = dir.join(format!("nets/gen{g}.pnet"));
+    let (policy_loss, value_loss) = train_candidate(config, g, best, &candidate)?;
+    report(&format!("generation {g}: trained, policy loss {policy_loss:.4}, value loss {value_loss:.4}"));
+    let gate = MatchConfig { seed: config.gate.seed.wrapping_add(g as u64), ..config.gate.clone() };
+    let result = play_match(
+        &gate,
+        Player::Search(load(config.variant, &candidate, device, 8)?),
+        Player::Search(load(config.variant, best, device, 8)?),
+        &mut |_| {},
+    );
+    let accepted = result.score() >= config.gate_score;
+    report(&format!("generation {g}: candidate vs best {result}; {}", if accepted { "promoted" } else { "rejected" }));
+    let log = GenerationLog {
+        generation: g,
+        games: games.len(),
+        positions: games.iter().map(|r| r.samples).sum(),
+        policy_loss,
+        value_loss,
+        score: result.score(),
+        elo: result.elo().0,
+        accepted,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    Ok((log, candidate))
+}
+
+/// Trains generation `g`'s candidate into `candidate`; returns its mean
+/// policy and value losses over the last 10 steps.
+fn train_candidate(config: &LoopConfig, g: usize, best: &Path, candidate: &Path) -> Result<(f32, f32), LoopError> {
+    let dir = &config.dir;
+    // Training continues from the newest net, promoted or not (as in
+    // AlphaGo Zero: the gate decides which net plays self-play, not
+    // where optimisation restarts); restarting from the best net would
+    // cap training at one generation's steps while candidates fail.
+    let newest = dir.join(format!("nets/gen{}.pnet", g - 1));
+    // The run's own records, then any fixed data the run was given
+    // (teacher labels: `train.data`).
+    let mut data = vec![dir.join("data")];
+    data.extend(config.train.data.iter().cloned());
+    let tc = TrainConfig {
+        data,
+        from: Some(if newest.exists() { newest } else { best.to_path_buf() }),
+        out: candidate.to_path_buf(),
+        seed: config.train.seed.wrapping_add(g as u64),
+        ..config.train.clone()
+    };
+    let trained = train(&tc, &mut |_| {})?;
+    let tail = &trained.losses[trained.losses.len().saturating_sub(10)..];
+    let mean = |f: fn(&super::trainer::StepLoss) -> f32| tail.iter().map(f).sum::<f32>() / tail.len().max(1) as f32;
+    Ok((mean(|l| l.policy), mean(|l| l.value)))
 }
 
 fn read_log(dir: &Path) -> Vec<GenerationLog> {

@@ -7,4 +7,4 @@ pub mod plot;
 pub mod trainer;
 
 pub use generations::{GenerationLog, LoopConfig, LoopError};
-pub use trainer::{TeacherTargets, TrainConfig, TrainError, TrainReport, batch_losses, train};
+pub use trainer::{StepLoss, TeacherTargets, TrainConfig, TrainError, TrainReport, batch_losses, train};

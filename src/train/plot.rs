@@ -46,29 +46,53 @@ fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
+/// The plotting area in pixels and the data ranges it shows.
+struct Frame {
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+impl Frame {
+    /// The frame of a `w` x `h` chart showing every finite point of the
+    /// series (unit ranges where there are none, or all are equal).
+    fn new(chart: &Chart<'_>, w: f64, h: f64) -> Frame {
+        let finite = chart.series.iter().flat_map(|(_, p)| p.iter()).filter(|p| p.0.is_finite() && p.1.is_finite());
+        let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+        for &(x, y) in finite {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+        if x0 > x1 {
+            (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+        }
+        if x1 <= x0 {
+            x1 = x0 + 1.0;
+        }
+        if y1 <= y0 {
+            y1 = y0 + 1.0;
+        }
+        Frame { left: 64.0, right: w - 16.0, top: 36.0, bottom: h - 48.0, x: (x0, x1), y: (y0, y1) }
+    }
+
+    fn sx(&self, x: f64) -> f64 {
+        self.left + (x - self.x.0) / (self.x.1 - self.x.0) * (self.right - self.left)
+    }
+
+    fn sy(&self, y: f64) -> f64 {
+        self.bottom - (y - self.y.0) / (self.y.1 - self.y.0) * (self.bottom - self.top)
+    }
+}
+
 /// The chart as an SVG document of `width` x `height` pixels.
 pub fn line_chart(chart: &Chart<'_>, width: usize, height: usize) -> String {
     let (w, h) = (width as f64, height as f64);
-    let (left, right, top, bottom) = (64.0, w - 16.0, 36.0, h - 48.0);
-    let finite = chart.series.iter().flat_map(|(_, p)| p.iter()).filter(|p| p.0.is_finite() && p.1.is_finite());
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for &(x, y) in finite {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if x0 > x1 {
-        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
-    }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    if y1 <= y0 {
-        y1 = y0 + 1.0;
-    }
-    let sx = |x: f64| left + (x - x0) / (x1 - x0) * (right - left);
-    let sy = |y: f64| bottom - (y - y0) / (y1 - y0) * (bottom - top);
+    let f = Frame::new(chart, w, h);
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     );
@@ -77,17 +101,27 @@ pub fn line_chart(chart: &Chart<'_>, width: usize, height: usize) -> String {
         w / 2.0,
         escape(chart.title)
     ));
-    // Grid and tick values.
-    for x in ticks(x0, x1, 8) {
-        let px = sx(x);
+    axes(&mut svg, &f, chart, h);
+    for (i, (name, points)) in chart.series.iter().enumerate() {
+        series(&mut svg, &f, (i, name), points);
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// The grid with tick values, the axes and their labels.
+fn axes(svg: &mut String, f: &Frame, chart: &Chart<'_>, h: f64) {
+    let (left, right, top, bottom) = (f.left, f.right, f.top, f.bottom);
+    for x in ticks(f.x.0, f.x.1, 8) {
+        let px = f.sx(x);
         svg.push_str(&format!(
             "<line x1=\"{px:.1}\" y1=\"{top:.1}\" x2=\"{px:.1}\" y2=\"{bottom:.1}\" stroke=\"#e4e4e4\"/>\n<text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
             bottom + 16.0,
             label(x)
         ));
     }
-    for y in ticks(y0, y1, 6) {
-        let py = sy(y);
+    for y in ticks(f.y.0, f.y.1, 6) {
+        let py = f.sy(y);
         svg.push_str(&format!(
             "<line x1=\"{left:.1}\" y1=\"{py:.1}\" x2=\"{right:.1}\" y2=\"{py:.1}\" stroke=\"#e4e4e4\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
             left - 6.0,
@@ -110,30 +144,29 @@ pub fn line_chart(chart: &Chart<'_>, width: usize, height: usize) -> String {
         (top + bottom) / 2.0,
         escape(chart.y_label)
     ));
-    for (i, (name, points)) in chart.series.iter().enumerate() {
-        let colour = COLOURS[i % COLOURS.len()];
-        let path: Vec<String> = points
-            .iter()
-            .filter(|p| p.0.is_finite() && p.1.is_finite())
-            .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
-            .collect();
-        svg.push_str(&format!(
-            "<polyline points=\"{}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"/>\n",
-            path.join(" ")
-        ));
-        // The legend, top right, in series order.
-        let ly = top + 8.0 + 16.0 * i as f64;
-        svg.push_str(&format!(
-            "<line x1=\"{:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{colour}\" stroke-width=\"3\"/>\n<text x=\"{:.1}\" y=\"{:.1}\">{}</text>\n",
-            right - 120.0,
-            right - 100.0,
-            right - 94.0,
-            ly + 4.0,
-            escape(name)
-        ));
-    }
-    svg.push_str("</svg>\n");
-    svg
+}
+
+/// Series `i`'s line and its legend entry (top right, in series order).
+fn series(svg: &mut String, f: &Frame, (i, name): (usize, &str), points: &[(f64, f64)]) {
+    let colour = COLOURS[i % COLOURS.len()];
+    let path: Vec<String> = points
+        .iter()
+        .filter(|p| p.0.is_finite() && p.1.is_finite())
+        .map(|&(x, y)| format!("{:.1},{:.1}", f.sx(x), f.sy(y)))
+        .collect();
+    svg.push_str(&format!(
+        "<polyline points=\"{}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"/>\n",
+        path.join(" ")
+    ));
+    let ly = f.top + 8.0 + 16.0 * i as f64;
+    svg.push_str(&format!(
+        "<line x1=\"{:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{colour}\" stroke-width=\"3\"/>\n<text x=\"{:.1}\" y=\"{:.1}\">{}</text>\n",
+        f.right - 120.0,
+        f.right - 100.0,
+        f.right - 94.0,
+        ly + 4.0,
+        escape(name)
+    ));
 }
 
 #[cfg(test)]

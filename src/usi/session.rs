@@ -7,7 +7,7 @@ use crate::mcts::{
     Clock, Evaluator, Limits, Proof, Score, SearchInfo, SearchParams, SearchResult, Searcher, find_mate_until,
     mate_line,
 };
-use crate::notation::{format_move, parse_game};
+use crate::notation::{GameTextError, format_move, parse_game};
 use crate::rules::{Color, Game, Position, Variant};
 use parking_lot::Mutex;
 use std::io::Write;
@@ -78,7 +78,7 @@ pub struct Session {
     out: Output,
     options: Options,
     /// The current position, or why the last `position` command failed.
-    game: Result<Game, String>,
+    game: Result<Game, GameTextError>,
     /// The searcher when idle; taken by the search thread while running.
     searcher: Option<Searcher>,
     running: Option<Running>,
@@ -191,7 +191,7 @@ impl Session {
     }
 
     fn set_position(&mut self, sfen: Option<&str>, moves: &[String]) {
-        self.game = parse_game(self.options.variant, sfen.unwrap_or("startpos"), moves).map_err(|e| e.to_string());
+        self.game = parse_game(self.options.variant, sfen.unwrap_or("startpos"), moves);
         if let Err(e) = &self.game {
             self.out.error(&format!("position: {e}"));
         }

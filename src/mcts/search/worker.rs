@@ -196,45 +196,22 @@ impl Shared<'_> {
         let depth = moves.len() as u32;
         self.depth_sum.fetch_add(depth as u64, Ordering::Relaxed);
         self.max_depth.fetch_max(depth, Ordering::Relaxed);
-        let leaf = *path.last().expect("path has the root");
         let side = game.position().side_to_move();
         let ended = game.outcome_before_movegen();
         let legal = if ended.is_none() { game.legal_moves() } else { Vec::new() };
-        let outcome = ended.or_else(|| legal.is_empty().then(|| game.no_move_outcome()));
-        if let Some(outcome) = outcome {
+        if let Some(outcome) = ended.or_else(|| legal.is_empty().then(|| game.no_move_outcome())) {
             let proof = match outcome.winner {
                 Some(w) if w == side => Proof::Win(0),
                 Some(_) => Proof::Loss(0),
                 None => Proof::Draw(0),
             };
-            let mut tree = self.tree.lock();
-            let node = tree.node_mut(leaf);
-            node.state = NodeState::Terminal;
-            node.proof = proof;
-            self.backup(&mut tree, path, proof.value().expect("proven"), true);
+            self.finish_ended(path, proof);
             return None;
         }
         if self.params.mate_plies > 0
             && let Some((mate, plies)) = find_mate(&mut game, &legal, self.params.mate_plies, self.params.mate_budget)
         {
-            // The leaf is won: expand it (the priors are never used) and
-            // prove the mating move's child lost for its side to move.
-            let uniform = vec![1.0 / legal.len() as f32; legal.len()];
-            let mut tree = self.tree.lock();
-            if self.expand(&mut tree, leaf, &legal, &uniform) {
-                let i = legal.iter().position(|&m| m == mate).expect("mate is legal");
-                if let Some(child) = tree.child_or_add(leaf, i) {
-                    let c = tree.node_mut(child);
-                    if plies == 1 {
-                        c.state = NodeState::Terminal;
-                    }
-                    c.proof = Proof::Loss(plies as u16 - 1);
-                }
-                tree.node_mut(leaf).proof = Proof::Win(plies as u16);
-            } else {
-                tree.node_mut(leaf).state = NodeState::Leaf;
-            }
-            self.backup(&mut tree, path, 1.0, true);
+            self.finish_mating(path, &legal, mate, plies);
             return None;
         }
         // A leaf in check (not the root, which must keep its moves) whose
@@ -246,7 +223,7 @@ impl Shared<'_> {
             && let Some(plies) = find_mated(&mut game, &legal, self.params.mate_plies + 1, self.params.mate_budget)
         {
             let mut tree = self.tree.lock();
-            let node = tree.node_mut(leaf);
+            let node = tree.node_mut(leaf_of(path));
             node.state = NodeState::Leaf;
             node.proof = Proof::Loss(plies as u16);
             self.backup(&mut tree, path, -1.0, true);
@@ -260,14 +237,45 @@ impl Shared<'_> {
         if let Some((value, priors)) = hit {
             let priors: Vec<f32> = priors.iter().map(|&p| p as f32 / 65535.0).collect();
             let mut tree = self.tree.lock();
-            if !self.expand(&mut tree, leaf, &legal, &priors) {
-                tree.node_mut(leaf).state = NodeState::Leaf;
+            if !self.expand(&mut tree, leaf_of(path), &legal, &priors) {
+                tree.node_mut(leaf_of(path)).state = NodeState::Leaf;
             }
             self.backup(&mut tree, path, value as f64, false);
             return None;
         }
         let request = EvalRequest { position: game.position().clone(), moves: legal, repetitions: game.repetitions() };
         Some((request, key))
+    }
+
+    /// A leaf whose game has ended: terminal, proven, its value backed up.
+    fn finish_ended(&self, path: &[u32], proof: Proof) {
+        let mut tree = self.tree.lock();
+        let node = tree.node_mut(leaf_of(path));
+        node.state = NodeState::Terminal;
+        node.proof = proof;
+        self.backup(&mut tree, path, proof.value().expect("proven"), true);
+    }
+
+    /// A leaf won by `mate` in `plies`: expanded (the priors are never
+    /// used), the mating move's child proven lost for its side to move.
+    fn finish_mating(&self, path: &[u32], legal: &[Move], mate: Move, plies: u32) {
+        let leaf = leaf_of(path);
+        let uniform = vec![1.0 / legal.len() as f32; legal.len()];
+        let mut tree = self.tree.lock();
+        if self.expand(&mut tree, leaf, legal, &uniform) {
+            let i = legal.iter().position(|&m| m == mate).expect("mate is legal");
+            if let Some(child) = tree.child_or_add(leaf, i) {
+                let c = tree.node_mut(child);
+                if plies == 1 {
+                    c.state = NodeState::Terminal;
+                }
+                c.proof = Proof::Loss(plies as u16 - 1);
+            }
+            tree.node_mut(leaf).proof = Proof::Win(plies as u16);
+        } else {
+            tree.node_mut(leaf).state = NodeState::Leaf;
+        }
+        self.backup(&mut tree, path, 1.0, true);
     }
 
     /// Step 4: expand the evaluated leaves and back their values up.
@@ -412,4 +420,9 @@ pub(super) fn update_proof(tree: &mut Tree, id: u32) -> bool {
         tree.node_mut(id).proof = proof;
     }
     better
+}
+
+/// The leaf at the end of a path from the root.
+fn leaf_of(path: &[u32]) -> u32 {
+    *path.last().expect("path has the root")
 }
