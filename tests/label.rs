@@ -247,6 +247,7 @@ fn a_move_our_rules_forbid_is_dropped_and_counted() {
         full_search: false,
         policy: Vec::new(),
         teacher: None,
+        search: None,
     };
     Shard { variant: Variant::Minishogi, model_id: "t".into(), samples: vec![sample.clone(), sample] }
         .write(&records, "one")
@@ -335,6 +336,7 @@ fn the_value_curve_and_its_fitted_scale() {
                 full_search: false,
                 policy: Vec::new(),
                 teacher: Some(TeacherLabel { score: Score::Cp(cp), moves: Vec::new() }),
+                search: None,
             }
         })
         .collect();
@@ -355,6 +357,7 @@ fn labelled_duplicates_merge_with_the_mean_result() {
         full_search: false,
         policy: Vec::new(),
         teacher,
+        search: None,
     };
     let start = "rbsgk/4p/5/P4/KGSBR b - 1";
     let other = "rbsgk/4p/5/P4/KGSBR w - 1";
@@ -373,7 +376,7 @@ fn labelled_duplicates_merge_with_the_mean_result() {
 }
 
 #[test]
-fn version_1_shards_are_still_read() {
+fn version_1_and_2_shards_are_still_read() {
     let start = Position::startpos(Variant::Minishogi);
     let mv = start.legal_moves()[0];
     let shard = Shard {
@@ -386,18 +389,24 @@ fn version_1_shards_are_still_read() {
             full_search: true,
             policy: vec![(mv, 7)],
             teacher: None,
+            search: None,
         }],
     };
-    // A version 1 shard is a version 2 shard without labels, but for the
-    // version field (and so the checksum).
+    // Version 1 and 2 shards are version 3 shards without teacher labels
+    // and search targets, but for the version field (and so the checksum).
     let mut bytes = shard.to_bytes();
-    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
-    let body = bytes.len() - 4;
-    let crc = crc32fast::hash(&bytes[..body]);
-    bytes[body..].copy_from_slice(&crc.to_le_bytes());
-    assert_eq!(Shard::from_bytes(&bytes).unwrap(), shard);
-    bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
-    assert!(Shard::from_bytes(&bytes).unwrap_err().to_string().contains("versions 1 to 2"));
+    let with_version = |bytes: &mut Vec<u8>, version: u32| {
+        bytes[8..12].copy_from_slice(&version.to_le_bytes());
+        let body = bytes.len() - 4;
+        let crc = crc32fast::hash(&bytes[..body]);
+        bytes[body..].copy_from_slice(&crc.to_le_bytes());
+    };
+    for version in [1, 2] {
+        with_version(&mut bytes, version);
+        assert_eq!(Shard::from_bytes(&bytes).unwrap(), shard);
+    }
+    with_version(&mut bytes, 4);
+    assert!(Shard::from_bytes(&bytes).unwrap_err().to_string().contains("versions 1 to 3"));
 }
 
 #[test]

@@ -5,7 +5,7 @@ use burn::prelude::Device;
 use pantheon::mcts::Rng;
 use pantheon::nn::{Layout, NetConfig, NetEvaluator};
 use pantheon::rules::{Game, Position, Variant};
-use pantheon::selfplay::{Sample, SelfPlayConfig, Shard, ShardError, play, read_dir};
+use pantheon::selfplay::{Sample, SearchTargets, SelfPlayConfig, Shard, ShardError, play, read_dir};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -41,6 +41,7 @@ fn tiny_selfplay(variant: Variant, out: PathBuf) -> SelfPlayConfig {
         seed: 1,
         out,
         model_id: "tiny".into(),
+        gumbel: None,
         deadline: None,
     }
 }
@@ -60,6 +61,12 @@ fn random_shard(variant: Variant, seed: u64) -> Shard {
             repetitions: game.repetitions(),
             value: [1.0, -1.0, 0.0][ply % 3],
             full_search: ply % 2 == 0,
+            // Search targets on every third sample; the improved policy
+            // (on full searches) in steps of 1/65535, as stored.
+            search: (ply % 3 == 0).then(|| SearchTargets {
+                value: rng.uniform() as f32 * 2.0 - 1.0,
+                improved: policy.iter().map(|_| rng.below(65536) as f32 / 65535.0).collect(),
+            }),
             policy,
             teacher: None,
         });
@@ -127,6 +134,42 @@ fn a_seed_determines_the_games() {
     assert_eq!(first, run("repro-b", 4), "the same seed, the same records");
     assert_eq!(first, run("repro-c", 1), "one game at a time gives the same records");
     assert_ne!(first[0].1, first[1].1, "games of one run differ");
+}
+
+#[test]
+fn gumbel_self_play_records_the_improved_policy_and_the_search_value() {
+    let variant = Variant::Minishogi;
+    let net: Arc<dyn pantheon::mcts::Evaluator> = Arc::new(tiny_net(variant));
+    let dir = temp_dir("gumbel-selfplay");
+    let sp = SelfPlayConfig {
+        games: 2,
+        parallel: 2,
+        visits: 8,
+        fast_visits: 4,
+        full_share: 0.5,
+        max_plies: 30,
+        gumbel: Some(pantheon::mcts::GumbelParams::default()),
+        ..tiny_selfplay(variant, dir.clone())
+    };
+    play(&sp, net.clone(), &|_| {}).unwrap();
+    let (samples, _) = read_dir(&dir, variant, usize::MAX).unwrap();
+    assert!(samples.iter().any(|s| s.full_search));
+    for s in &samples {
+        let search = s.search.as_ref().expect("every searched move records its value");
+        assert!((-1.0..=1.0).contains(&search.value));
+        if s.full_search {
+            assert_eq!(search.improved.len(), s.policy.len());
+            assert!((search.improved.iter().sum::<f32>() - 1.0).abs() < 1e-3, "{:?}", search.improved);
+        } else {
+            assert!(search.improved.is_empty());
+        }
+    }
+    // The same seed plays the same games.
+    let again = temp_dir("gumbel-selfplay-again");
+    play(&SelfPlayConfig { out: again.clone(), ..sp }, net, &|_| {}).unwrap();
+    assert_eq!(read_dir(&again, variant, usize::MAX).unwrap().0, samples);
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&again).unwrap();
 }
 
 #[test]
@@ -277,6 +320,7 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         variant,
         data: vec![dir.join("data")],
         teacher: pantheon::train::TeacherTargets::default(),
+        search_value_weight: 0.0,
         from: Some(first.clone()),
         out: next.clone(),
         steps: 10,
@@ -300,6 +344,8 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         max_plies: 80,
         mate_plies: [3, 1],
         policy_temperature: [1.5, 1.0],
+        // A plays with a Gumbel root.
+        gumbel: [Some(pantheon::mcts::GumbelParams::default()), None],
         seed: 3,
     };
     let result = play_match(&mc, Player::Search(load(&next)), Player::Search(Arc::new(UniformEvaluator)), &mut |_| {});
@@ -393,6 +439,7 @@ fn data_stats_relate_results_to_material() {
         full_search: false,
         policy: vec![],
         teacher: None,
+        search: None,
     };
     let start = "rbsgk/4p/5/P4/KGSBR b - 1";
     // Gote without its rook (worth 8.0, its mean mobility): +8 for sente, -8 for gote to move.

@@ -97,6 +97,7 @@ fn the_loop_runs_generations_and_resumes() {
             seed: 1,
             out: run.join("data"),
             model_id: String::new(),
+            gumbel: None,
             deadline: None,
         },
         train: TrainConfig { steps: 4, checkpoint_every: 2, ..tc.clone() },
@@ -109,6 +110,7 @@ fn the_loop_runs_generations_and_resumes() {
             max_plies: 40,
             mate_plies: [3, 3],
             policy_temperature: [1.0, 1.0],
+            gumbel: [None, None],
             seed: 1,
         },
         gate_score: 0.5,
@@ -122,6 +124,7 @@ fn the_loop_runs_generations_and_resumes() {
             seed: 1,
             out: PathBuf::new(),
         },
+        cpu_budget: None,
     };
     let logs = generations::run(&config, &mut |_| {}).unwrap();
     assert_eq!(logs.len(), 1);
@@ -133,6 +136,15 @@ fn the_loop_runs_generations_and_resumes() {
     assert_eq!(std::fs::read_to_string(run.join("log.csv")).unwrap().lines().count(), 3);
     assert!(std::fs::read_to_string(run.join("state")).unwrap().starts_with("generation 2"));
     assert!(std::fs::read_to_string(run.join("strength.svg")).unwrap().contains(">generation</text>"));
+    // Once the CPU budget is spent no generation starts.
+    let mut spent = config.clone();
+    spent.generations = 5;
+    spent.cpu_budget = Some(logs.iter().map(|l| l.cpu_seconds).sum::<f64>() / 2.0);
+    let mut stopped = Vec::new();
+    let after = generations::run(&spent, &mut |l| stopped.push(l.to_string())).unwrap();
+    assert_eq!(after.len(), 2);
+    assert!(logs.iter().all(|l| l.cpu_seconds > 0.0), "{logs:?}");
+    assert!(stopped.iter().any(|l| l.starts_with("CPU budget spent")), "{stopped:?}");
     // Each generation added its tsume samples to the data.
     assert!(lines.iter().any(|l| l.starts_with("generation 2: tsume: ")), "{lines:?}");
     let tsume = std::fs::read_dir(run.join("data"))

@@ -62,6 +62,11 @@ pub struct MatchCommand {
     #[arg(long, value_delimiter = ',', default_values_t = [crate::mcts::POLICY_TEMPERATURE],
               value_parser = parse_policy_temperature)]
     policy_temperature: Vec<f64>,
+    /// The root's search of searching players: puct or gumbel
+    /// (Sequential Halving's move at the playout limit; with --movetime
+    /// the root stays PUCT): one value for both, or A,B.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [super::rl::Root::Puct])]
+    root: Vec<super::rl::Root>,
     /// Write each game to this file as it ends: a comment line with the
     /// players and the result, then a USI `position ... moves ...` line.
     #[arg(long)]
@@ -96,6 +101,8 @@ impl MatchCommand {
     fn config(&self) -> Result<crate::selfplay::MatchConfig> {
         let mate_plies = per_player(&self.mate_plies, "--mate-plies")?;
         let policy_temperature = per_player(&self.policy_temperature, "--policy-temperature")?;
+        let root = per_player(&self.root, "--root")?;
+        let gumbel = root.map(|r| (r == super::rl::Root::Gumbel).then(crate::mcts::GumbelParams::default));
         anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
         let limit = match self.movetime {
             Some(ms) => crate::selfplay::MoveLimit::Time(std::time::Duration::from_millis(ms)),
@@ -110,6 +117,7 @@ impl MatchCommand {
             max_plies: self.max_plies.max(1),
             mate_plies,
             policy_temperature,
+            gumbel,
             seed: self.seed,
         })
     }

@@ -30,6 +30,28 @@ pub struct SelfPlayTuning {
     /// Games end unfinished after this many plies.
     #[arg(long, default_value_t = 400)]
     max_plies: usize,
+    /// The root's search: puct (visit counts as the policy target,
+    /// Dirichlet noise, a temperature schedule) or gumbel (Gumbel
+    /// AlphaZero: Sequential Halving over Gumbel-top-k moves, the improved
+    /// policy as the target).
+    #[arg(long, value_enum, default_value_t = Root::Puct)]
+    root: Root,
+    /// Gumbel root: moves considered (m).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    gumbel_considered: u64,
+    /// Gumbel root: c_visit of sigma(q) = (c_visit + max visits) * c_scale * q.
+    #[arg(long, default_value_t = 50.0)]
+    gumbel_c_visit: f64,
+    /// Gumbel root: c_scale of sigma.
+    #[arg(long, default_value_t = 1.0)]
+    gumbel_c_scale: f64,
+}
+
+/// The root's search in self-play.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Root {
+    Puct,
+    Gumbel,
 }
 
 impl SelfPlayTuning {
@@ -51,6 +73,15 @@ impl SelfPlayTuning {
             anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1");
         }
         anyhow::ensure!(self.max_plies >= 1, "--max-plies must be at least 1");
+        for (name, v) in [("--gumbel-c-visit", self.gumbel_c_visit), ("--gumbel-c-scale", self.gumbel_c_scale)] {
+            anyhow::ensure!(v.is_finite() && (0.0..=1e6).contains(&v), "{name} must be a number from 0 to 1e6");
+        }
+        let gumbel = (self.root == Root::Gumbel).then_some(crate::mcts::GumbelParams {
+            considered: self.gumbel_considered as usize,
+            c_visit: self.gumbel_c_visit,
+            c_scale: self.gumbel_c_scale,
+            noise: true,
+        });
         Ok(crate::selfplay::SelfPlayConfig {
             variant,
             games: games as usize,
@@ -67,6 +98,7 @@ impl SelfPlayTuning {
             seed,
             out,
             model_id: String::new(),
+            gumbel,
             deadline: None,
         })
     }
@@ -272,6 +304,11 @@ pub struct LoopCommand {
     extra_data: Vec<std::path::PathBuf>,
     #[command(flatten)]
     teacher: TeacherTargetArgs,
+    /// Share of the search's root value in the value target of self-play
+    /// samples that record one (KataGo's search-value target; the rest is
+    /// the game result).
+    #[arg(long, default_value_t = 0.0)]
+    search_value_weight: f32,
     /// Tsume samples (mates from random playouts, see `pantheon tsume`)
     /// added to the data each generation (0: none).
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=100_000_000))]
@@ -280,6 +317,10 @@ pub struct LoopCommand {
     tsume_mates: TsumeArgs,
     #[command(flatten)]
     tuning: SelfPlayTuning,
+    /// Stop once the run's generations have used this many CPU seconds
+    /// (all threads, resumed runs included): the budget of a comparison.
+    #[arg(long, value_parser = parse_seconds)]
+    cpu_budget: Option<f64>,
     /// Where self-play, the gate matches and training run: auto (a
     /// real GPU if there is one, else the CPU), gpu or cpu.
     #[arg(long, default_value = "auto")]
@@ -288,7 +329,11 @@ pub struct LoopCommand {
 
 impl LoopCommand {
     pub fn run(self) -> Result<()> {
-        anyhow::ensure!((0.0..=1.0).contains(&self.gate_score), "--gate-score must be between 0 and 1");
+        for (name, v) in
+            [("--gate-score", self.gate_score), ("--search-value-weight", f64::from(self.search_value_weight))]
+        {
+            anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1");
+        }
         anyhow::ensure!(self.lr.is_finite() && self.lr > 0.0 && self.lr < 10.0, "--lr must be a small positive number");
         let variant = self.variant;
         let data = self.dir.join("data");
@@ -298,6 +343,7 @@ impl LoopCommand {
             variant,
             data: self.extra_data,
             teacher: self.teacher.targets()?,
+            search_value_weight: self.search_value_weight,
             from: None,
             out: self.dir.join("nets/candidate.pnet"),
             steps: self.steps as usize,
@@ -320,6 +366,7 @@ impl LoopCommand {
             mate_plies: [crate::mcts::MATE_PLIES; 2],
             // As in self-play: the net's own priors.
             policy_temperature: [1.0; 2],
+            gumbel: [None; 2],
             seed: self.seed,
         };
         let tsume = self.tsume_mates.config(variant, self.tsume, (cores() as u64, self.seed), data)?;
@@ -333,6 +380,7 @@ impl LoopCommand {
             gate,
             gate_score: self.gate_score,
             tsume,
+            cpu_budget: self.cpu_budget,
         };
         crate::train::generations::run(&config, &mut |line| println!("{line}"))?;
         Ok(())

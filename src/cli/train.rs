@@ -12,6 +12,11 @@ pub struct TrainCommand {
     data: Vec<std::path::PathBuf>,
     #[command(flatten)]
     teacher: TeacherTargetArgs,
+    /// Share of the search's root value in the value target of self-play
+    /// samples that record one (KataGo's search-value target; the rest is
+    /// the game result).
+    #[arg(long, default_value_t = 0.0)]
+    search_value_weight: f32,
     /// Starting weights (default: the variant's shipped net).
     #[arg(long)]
     from: Option<std::path::PathBuf>,
@@ -80,10 +85,15 @@ impl TrainCommand {
     fn config(self) -> Result<crate::train::TrainConfig> {
         anyhow::ensure!(self.lr.is_finite() && self.lr > 0.0 && self.lr < 10.0, "--lr must be a small positive number");
         anyhow::ensure!(self.weight_decay.is_finite() && self.weight_decay >= 0.0, "--weight-decay must be 0 or more");
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&self.search_value_weight),
+            "--search-value-weight must be between 0 and 1"
+        );
         Ok(crate::train::TrainConfig {
             variant: self.variant,
             data: self.data,
             teacher: self.teacher.targets()?,
+            search_value_weight: self.search_value_weight,
             from: self.from,
             out: self.out,
             steps: self.steps as usize,

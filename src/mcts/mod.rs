@@ -3,6 +3,7 @@
 
 mod cache;
 mod evaluator;
+pub mod gumbel;
 mod limits;
 mod mate;
 mod params;
@@ -14,6 +15,7 @@ mod tree;
 pub use evaluator::{
     EvalJob, EvalRequest, Evaluation, Evaluator, UniformEvaluator, sanitize, serve_jobs, serve_pipelined,
 };
+pub use gumbel::GumbelParams;
 pub use limits::{Clock, Limits, TimeBudget, budget};
 pub use mate::{find_mate, find_mate_until, find_mated, mate_in_one, mate_line};
 pub use params::{ENGINE_ROOT_MATE_PLIES, MATE_PLIES, POLICY_TEMPERATURE, SearchParams};

@@ -59,6 +59,10 @@ pub struct SearchParams {
     pub seed: u64,
     /// Root moves reported with their lines (MultiPV).
     pub multipv: usize,
+    /// Gumbel AlphaZero's root (Sequential Halving over Gumbel-top-k
+    /// moves, see [`gumbel`](super::gumbel)) instead of PUCT, in searches
+    /// with a playout limit; below the root the search stays PUCT.
+    pub gumbel: Option<super::GumbelParams>,
 }
 
 impl Default for SearchParams {
@@ -80,6 +84,7 @@ impl Default for SearchParams {
             root_mate_budget: 5_000_000,
             seed: 0,
             multipv: 1,
+            gumbel: None,
         }
     }
 }

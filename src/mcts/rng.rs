@@ -39,6 +39,13 @@ impl Rng {
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }
 
+    /// A draw from the standard Gumbel distribution, -ln(-ln(U)).
+    pub fn gumbel(&mut self) -> f64 {
+        // uniform() is in [0, 1): keep U off 0 so that both logarithms are finite.
+        let u = self.uniform().max(f64::MIN_POSITIVE);
+        -(-u.ln()).ln()
+    }
+
     /// Gamma(shape, 1) by Marsaglia and Tsang; shape > 0.
     pub fn gamma(&mut self, shape: f64) -> f64 {
         if shape < 1.0 {

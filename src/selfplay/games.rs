@@ -13,7 +13,7 @@
 
 use super::baselines::{greedy_move, material_values};
 use super::batching::BatchingEvaluator;
-use super::record::{Sample, SelfPlayError, Shard};
+use super::record::{Sample, SearchTargets, SelfPlayError, Shard};
 use crate::mcts::{Evaluator, Limits, Proof, Rng, SearchParams, Searcher};
 use crate::rules::{Color, Game, Position, Variant};
 use std::path::PathBuf;
@@ -53,6 +53,10 @@ pub struct SelfPlayConfig {
     pub out: PathBuf,
     /// Identifies the net in the records.
     pub model_id: String,
+    /// Gumbel AlphaZero's root instead of PUCT with Dirichlet noise: the
+    /// move is Sequential Halving's choice (its Gumbel draws explore; no
+    /// temperature), and full searches record the improved policy.
+    pub gumbel: Option<crate::mcts::GumbelParams>,
     /// When to stop: no game starts after it, and the games still going
     /// are dropped unwritten (a rerun of the same command plays them).
     pub deadline: Option<Instant>,
@@ -202,10 +206,10 @@ fn play_one(
             return Ok(None);
         }
         let side = g.game.position().side_to_move();
-        let (mv, full, policy) = if greedy == Some(side) {
+        let (mv, full, policy, search) = if greedy == Some(side) {
             let mv =
                 greedy_move(&g.game, &piece_values, &mut g.rng).ok_or(SelfPlayError::NoMove("the greedy player"))?;
-            (mv, false, Vec::new())
+            (mv, false, Vec::new(), None)
         } else {
             match g.search_turn(searcher, &stop)? {
                 Some(turn) => turn,
@@ -219,15 +223,16 @@ fn play_one(
             full_search: full,
             policy,
             teacher: None,
+            search,
         });
         g.game.play(mv);
     };
     g.finish(index, greedy, winner, resigned_by).map(Some)
 }
 
-/// A move played, whether its search was full, and the search's visits
-/// (the policy target, full searches only).
-type Turn = (crate::rules::Move, bool, Vec<(crate::rules::Move, u32)>);
+/// A move played, whether its search was full, the search's visits (the
+/// policy target, full searches only) and its other targets.
+type Turn = (crate::rules::Move, bool, Vec<(crate::rules::Move, u32)>, Option<SearchTargets>);
 
 /// A self-play game being played.
 struct OneGame<'a> {
@@ -250,7 +255,8 @@ impl OneGame<'_> {
         let side = self.game.position().side_to_move();
         let full = self.rng.uniform() < config.full_share;
         let mut params = searcher.params().clone();
-        params.root_noise = full.then_some((0.3, 0.25));
+        params.root_noise = (full && config.gumbel.is_none()).then_some((0.3, 0.25));
+        params.gumbel = config.gumbel;
         params.seed = self.rng.next_u64();
         searcher.set_params(params);
         searcher.set_position(&self.game);
@@ -264,8 +270,17 @@ impl OneGame<'_> {
             }
         }
         let temperature = if self.game.moves().len() < config.temperature_plies { 1.0 } else { 0.0 };
-        let mv = searcher.pick_move(&result, temperature).ok_or(SelfPlayError::NoMove("the search"))?;
-        Ok(Some((mv, full, if full { result.visits } else { Vec::new() })))
+        let mv = match &result.improved_policy {
+            Some(_) => result.best,
+            None => searcher.pick_move(&result, temperature),
+        };
+        let mv = mv.ok_or(SelfPlayError::NoMove("the search"))?;
+        let improved = match &result.improved_policy {
+            Some(p) if full => p.clone(),
+            _ => Vec::new(),
+        };
+        let search = Some(SearchTargets { value: result.root_q as f32, improved });
+        Ok(Some((mv, full, if full { result.visits } else { Vec::new() }, search)))
     }
 
     /// Gives every sample the game's result from its side's view, writes

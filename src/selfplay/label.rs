@@ -429,6 +429,7 @@ fn teacher_game(
             full_search: false,
             policy: Vec::new(),
             teacher: label,
+            search: None,
         };
         samples.push((sample, side));
         game.play(mv);

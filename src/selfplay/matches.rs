@@ -55,6 +55,9 @@ pub struct MatchConfig {
     /// Prior temperature of searching players A and B (see
     /// [`SearchParams::policy_temperature`]).
     pub policy_temperature: [f64; 2],
+    /// A Gumbel root (Sequential Halving's move, no noise) for searching
+    /// players A and B at a playout limit; None: PUCT.
+    pub gumbel: [Option<crate::mcts::GumbelParams>; 2],
     pub seed: u64,
 }
 
@@ -172,7 +175,8 @@ enum Choice {
 }
 
 impl Seat {
-    fn new(player: Player, config: &MatchConfig, (mate_plies, policy_temperature): (u32, f64)) -> Seat {
+    fn new(player: Player, config: &MatchConfig, i: usize) -> Seat {
+        let (mate_plies, policy_temperature) = (config.mate_plies[i], config.policy_temperature[i]);
         match player {
             Player::Search(e) => {
                 let params = SearchParams {
@@ -181,6 +185,7 @@ impl Seat {
                     hash_mib: 64,
                     mate_plies,
                     policy_temperature,
+                    gumbel: config.gumbel[i].map(|g| crate::mcts::GumbelParams { noise: false, ..g }),
                     ..SearchParams::default()
                 };
                 Seat::Search(Box::new(Searcher::new(e, params)))
@@ -304,6 +309,7 @@ impl MatchGame<'_> {
                     full_search: false,
                     policy: Vec::new(),
                     teacher: None,
+                    search: None,
                 });
             }
             game.play(mv);
@@ -314,7 +320,7 @@ impl MatchGame<'_> {
 
 /// Plays the match; `on_game` gets each finished game.
 pub fn play_match(config: &MatchConfig, a: Player, b: Player, on_game: &mut dyn FnMut(&MatchGame<'_>)) -> MatchResult {
-    let seat = |player, i: usize| Seat::new(player, config, (config.mate_plies[i], config.policy_temperature[i]));
+    let seat = |player, i: usize| Seat::new(player, config, i);
     let mut seats = [seat(a, 0), seat(b, 1)];
     let mut rng = Rng::new(config.seed);
     let mut move_rng = Rng::new(config.seed ^ 0x9e37_79b9_7f4a_7c15);

@@ -14,6 +14,6 @@ pub mod tsume;
 pub use batching::BatchingEvaluator;
 pub use games::{GameReport, SelfPlayConfig, play, summary};
 pub use matches::{MatchConfig, MatchGame, MatchResult, MoveLimit, Player, TIME_GRACE, play_match, think_summary};
-pub use record::{Sample, SelfPlayError, Shard, ShardError, TeacherLabel, read_dir, read_shards};
+pub use record::{Sample, SearchTargets, SelfPlayError, Shard, ShardError, TeacherLabel, read_dir, read_shards};
 pub use stats::{DataStats, data_stats};
 pub use tsume::{RandomMates, TSUME_MODEL_ID, TsumeConfig, TsumeReport};

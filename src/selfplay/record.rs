@@ -12,14 +12,22 @@
 //!   f32 value                game result from the side to move's view (-1, 0, 1)
 //!   u8 flags                 bit 0: the policy target is from a full search
 //!                            bit 1: a teacher label follows the policy
+//!                            bit 2: the search's root value follows
+//!                            bit 3: an improved policy follows
 //!   u16 n, n x (u16 move, u32 visits)   sparse policy target (CompactMove bits)
 //!   teacher label (version 2, when flag bit 1 is set):
 //!     score                  the teacher's score of the position
 //!     u8 n, n x (u16 move, score)   its MultiPV first moves, best first
 //!   where a score is u8 kind (0 cp, 1 mate in plies) + i32
+//!   f32 root value           (version 3, flag bit 2) the search's value of
+//!                            the position, side to move's view
+//!   n x u16 improved policy  (version 3, flag bit 3) Gumbel's improved
+//!                            policy per move of the policy target, in its
+//!                            order, as a share of 65535
 //! u32 crc32                  of everything before it
 //! ```
-//! Version 1 shards (no teacher labels) are still read.
+//! Version 1 (no teacher labels) and 2 shards (no search targets) are
+//! still read.
 //! A shard is written under a temporary name and renamed when complete, so
 //! readers (the trainer, other machines on a shared filesystem) never see
 //! a half-written one; a damaged shard fails its checksum and is skipped.
@@ -31,7 +39,7 @@ use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"PNTHSHRD";
 /// The shard format this build reads and writes.
-pub const SHARD_VERSION: u32 = 2;
+pub const SHARD_VERSION: u32 = 3;
 /// The oldest shard format this build still reads.
 pub const OLDEST_SHARD_VERSION: u32 = 1;
 /// File name ending of complete shards.
@@ -52,6 +60,18 @@ pub struct Sample {
     pub policy: Vec<(Move, u32)>,
     /// A teacher engine's verdict on the position, when it was labelled.
     pub teacher: Option<TeacherLabel>,
+    /// What the search said beyond its visits (self-play records).
+    pub search: Option<SearchTargets>,
+}
+
+/// A self-play search's own targets beside its visit counts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchTargets {
+    /// The root's value after the search, from the side to move's view.
+    pub value: f32,
+    /// With a Gumbel root: the improved policy per move of the sample's
+    /// `policy`, in its order (empty with PUCT).
+    pub improved: Vec<f32>,
 }
 
 /// What a teacher engine said of a position (`pantheon label`).
@@ -138,7 +158,14 @@ impl Shard {
             put_str(&mut out, &to_sfen(&s.position));
             out.push(s.repetitions);
             out.extend_from_slice(&s.value.to_le_bytes());
-            out.push(s.full_search as u8 | (s.teacher.is_some() as u8) << 1);
+            let improved =
+                s.search.as_ref().is_some_and(|t| t.improved.len() == s.policy.len() && !s.policy.is_empty());
+            out.push(
+                s.full_search as u8
+                    | (s.teacher.is_some() as u8) << 1
+                    | (s.search.is_some() as u8) << 2
+                    | (improved as u8) << 3,
+            );
             out.extend_from_slice(&(s.policy.len() as u16).to_le_bytes());
             for &(m, n) in &s.policy {
                 out.extend_from_slice(&CompactMove::from(m).bits().to_le_bytes());
@@ -151,6 +178,14 @@ impl Shard {
                 for &(m, score) in &t.moves[..n] {
                     out.extend_from_slice(&CompactMove::from(m).bits().to_le_bytes());
                     put_score(&mut out, score);
+                }
+            }
+            if let Some(t) = &s.search {
+                out.extend_from_slice(&t.value.to_le_bytes());
+                if improved {
+                    for &p in &t.improved {
+                        out.extend_from_slice(&((p.clamp(0.0, 1.0) * 65535.0).round() as u16).to_le_bytes());
+                    }
                 }
             }
         }
@@ -213,7 +248,19 @@ impl Shard {
             } else {
                 None
             };
-            samples.push(Sample { position, repetitions, value, full_search, policy, teacher });
+            let search = if version >= 3 && flags & 4 != 0 {
+                let value = f32::from_le_bytes(r.take(4)?.try_into().expect("4 bytes"));
+                let mut improved = Vec::new();
+                if flags & 8 != 0 {
+                    for _ in 0..policy.len() {
+                        improved.push(f32::from(r.u16()?) / 65535.0);
+                    }
+                }
+                Some(SearchTargets { value, improved })
+            } else {
+                None
+            };
+            samples.push(Sample { position, repetitions, value, full_search, policy, teacher, search });
         }
         if r.at != body.len() {
             return Err(ShardError::Bad("trailing bytes".into()));

@@ -164,6 +164,7 @@ pub fn mate_samples(problem: &RandomMate, budget: u64) -> Vec<Sample> {
             full_search: attacker,
             policy: if attacker { vec![(mv, 1)] } else { Vec::new() },
             teacher: None,
+            search: None,
         });
         game.play(mv);
     }

@@ -41,6 +41,10 @@ pub struct LoopConfig {
     /// Mate samples added to the data each generation (`samples` 0: none);
     /// `out` and `seed` are set per generation.
     pub tsume: TsumeConfig,
+    /// CPU seconds the run may spend, over all its generations (resumed
+    /// runs included): no generation starts once they are spent, so runs
+    /// compared at one budget end within a generation of it.
+    pub cpu_budget: Option<f64>,
 }
 
 /// Why the loop stopped.
@@ -79,6 +83,9 @@ pub struct GenerationLog {
     pub elo: f64,
     pub accepted: bool,
     pub seconds: f64,
+    /// The process's CPU time in the generation, all threads (the wall
+    /// seconds where the system does not say).
+    pub cpu_seconds: f64,
 }
 
 fn state_path(dir: &Path) -> PathBuf {
@@ -128,6 +135,11 @@ pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<Gene
         write_plot(dir, &logs)?;
     }
     while done < config.generations {
+        let spent: f64 = logs.iter().map(|l| l.cpu_seconds).sum();
+        if let Some(budget) = config.cpu_budget.filter(|&b| spent >= b) {
+            report(&format!("CPU budget spent: {spent:.0} of {budget:.0} s after generation {done}"));
+            break;
+        }
         let g = done + 1;
         let (log, candidate) = generation(config, g, &best, report)?;
         if log.accepted {
@@ -174,6 +186,7 @@ fn generation(
 ) -> Result<(GenerationLog, PathBuf), LoopError> {
     let (dir, device) = (&config.dir, config.train.device);
     let started = Instant::now();
+    let cpu_started = cpu_seconds();
     report(&format!("generation {g}: self-play with {}", best.display()));
     let sp = SelfPlayConfig {
         out: dir.join("data"),
@@ -215,6 +228,10 @@ fn generation(
         elo: result.elo().0,
         accepted,
         seconds: started.elapsed().as_secs_f64(),
+        cpu_seconds: match (cpu_started, cpu_seconds()) {
+            (Some(a), Some(b)) => b - a,
+            _ => started.elapsed().as_secs_f64(),
+        },
     };
     Ok((log, candidate))
 }
@@ -245,6 +262,25 @@ fn train_candidate(config: &LoopConfig, g: usize, best: &Path, candidate: &Path)
     Ok((mean(|l| l.policy), mean(|l| l.value)))
 }
 
+/// The CPU time this process has used, all threads, in seconds.
+#[cfg(unix)]
+fn cpu_seconds() -> Option<f64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes the struct it is given and nothing else.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: initialised by the successful call above.
+    let usage = unsafe { usage.assume_init() };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Some(seconds(usage.ru_utime) + seconds(usage.ru_stime))
+}
+
+#[cfg(not(unix))]
+fn cpu_seconds() -> Option<f64> {
+    None
+}
+
 fn read_log(dir: &Path) -> Vec<GenerationLog> {
     let Ok(text) = std::fs::read_to_string(dir.join("log.csv")) else { return Vec::new() };
     text.lines()
@@ -261,18 +297,30 @@ fn read_log(dir: &Path) -> Vec<GenerationLog> {
                 elo: f.get(6)?.parse().ok()?,
                 accepted: f.get(7)? == &"true",
                 seconds: f.get(8)?.parse().ok()?,
+                // Logs written before the column have wall seconds only.
+                cpu_seconds: f.get(9).and_then(|c| c.parse().ok()).or_else(|| f.get(8)?.parse().ok())?,
             })
         })
         .collect()
 }
 
 fn write_log(dir: &Path, logs: &[GenerationLog]) -> Result<(), LoopError> {
-    let mut csv =
-        String::from("generation,games,positions,policy_loss,value_loss,score_vs_best,elo_vs_best,accepted,seconds\n");
+    let mut csv = String::from(
+        "generation,games,positions,policy_loss,value_loss,score_vs_best,elo_vs_best,accepted,seconds,cpu_seconds\n",
+    );
     for l in logs {
         csv.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{:.1}\n",
-            l.generation, l.games, l.positions, l.policy_loss, l.value_loss, l.score, l.elo, l.accepted, l.seconds
+            "{},{},{},{},{},{},{},{},{:.1},{:.3}\n",
+            l.generation,
+            l.games,
+            l.positions,
+            l.policy_loss,
+            l.value_loss,
+            l.score,
+            l.elo,
+            l.accepted,
+            l.seconds,
+            l.cpu_seconds
         ));
     }
     write_file(&dir.join("log.csv"), csv.as_bytes())?;

@@ -20,6 +20,9 @@ pub struct TrainConfig {
     pub data: Vec<PathBuf>,
     /// How teacher-labelled samples are trained.
     pub teacher: TeacherTargets,
+    /// Share of the search's root value in the value target of samples
+    /// that carry one (self-play records; the rest is the game result).
+    pub search_value_weight: f32,
     /// Starting weights (`None`: the variant's shipped net).
     pub from: Option<PathBuf>,
     /// Where the trained net is written.
@@ -135,7 +138,11 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
         }
         None => None,
     };
-    let targets = Targets { teacher: config.teacher.clone(), scale: teacher_scale.unwrap_or(1.0) };
+    let targets = Targets {
+        teacher: config.teacher.clone(),
+        scale: teacher_scale.unwrap_or(1.0),
+        search_value_weight: config.search_value_weight,
+    };
     let device = crate::nn::device(config.device)?.autodiff();
     let ckpt = checkpoint_dir(&config.out);
     let resume = read_checkpoint(&ckpt, config.variant, &device)?;
@@ -216,15 +223,13 @@ struct Targets {
     teacher: TeacherTargets,
     /// The score -> value scale in use.
     scale: f64,
+    search_value_weight: f32,
 }
 
 impl Targets {
     fn of(&self, s: &Sample) -> (f32, Option<Vec<(crate::rules::Move, f32)>>) {
         let Some(t) = &s.teacher else {
-            let total: u32 = s.policy.iter().map(|p| p.1).sum();
-            let policy = (s.full_search && total > 0)
-                .then(|| s.policy.iter().map(|&(m, n)| (m, n as f32 / total as f32)).collect());
-            return (s.value, policy);
+            return (self.search_value(s), if s.full_search { search_policy(s) } else { None });
         };
         let w = self.teacher.value_weight;
         let value = w * teacher_value(t.score, self.scale) + (1.0 - w) * s.value;
@@ -244,6 +249,29 @@ impl Targets {
         };
         (value, policy)
     }
+}
+
+impl Targets {
+    /// The game result mixed with the search's root value, where the
+    /// sample has one.
+    fn search_value(&self, s: &Sample) -> f32 {
+        let w = self.search_value_weight;
+        match &s.search {
+            Some(t) if w > 0.0 => w * t.value.clamp(-1.0, 1.0) + (1.0 - w) * s.value,
+            _ => s.value,
+        }
+    }
+}
+
+/// A search's policy target: Gumbel's improved policy where the record
+/// has one, else the visit counts, normalised; None when both are empty.
+fn search_policy(s: &Sample) -> Option<Vec<(crate::rules::Move, f32)>> {
+    let weights: Vec<f32> = match &s.search {
+        Some(t) if !t.improved.is_empty() && t.improved.len() == s.policy.len() => t.improved.clone(),
+        _ => s.policy.iter().map(|p| p.1 as f32).collect(),
+    };
+    let total: f32 = weights.iter().sum();
+    (total > 0.0).then(|| s.policy.iter().zip(&weights).map(|(&(m, _), &w)| (m, w / total)).collect())
 }
 
 type Batch = (Tensor<4>, Tensor<2>, Tensor<2>, Tensor<2>);
@@ -380,4 +408,50 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
     name.push(suffix);
     path.with_file_name(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Position;
+    use crate::selfplay::SearchTargets;
+
+    fn sample(search: Option<SearchTargets>) -> Sample {
+        let position = Position::startpos(Variant::Minishogi);
+        let moves = position.legal_moves();
+        Sample {
+            policy: vec![(moves[0], 3), (moves[1], 1)],
+            position,
+            repetitions: 1,
+            value: 1.0,
+            full_search: true,
+            teacher: None,
+            search,
+        }
+    }
+
+    fn targets(search_value_weight: f32) -> Targets {
+        Targets { teacher: TeacherTargets::default(), scale: 1.0, search_value_weight }
+    }
+
+    #[test]
+    fn visits_are_the_policy_target_without_an_improved_policy() {
+        let s = sample(Some(SearchTargets { value: -0.5, improved: Vec::new() }));
+        let (value, policy) = targets(0.0).of(&s);
+        assert_eq!(value, 1.0);
+        let policy = policy.unwrap();
+        assert_eq!(policy.iter().map(|p| p.1).collect::<Vec<_>>(), vec![0.75, 0.25]);
+    }
+
+    #[test]
+    fn the_improved_policy_and_the_search_value_are_used_where_recorded() {
+        let s = sample(Some(SearchTargets { value: -0.5, improved: vec![0.2, 0.6] }));
+        let (value, policy) = targets(0.25).of(&s);
+        assert!((value - (0.25 * -0.5 + 0.75 * 1.0)).abs() < 1e-6);
+        let p: Vec<f32> = policy.unwrap().iter().map(|p| p.1).collect();
+        assert!((p[0] - 0.25).abs() < 1e-6 && (p[1] - 0.75).abs() < 1e-6, "{p:?}");
+        // A fast search trains the value only.
+        let fast = Sample { full_search: false, ..s };
+        assert!(targets(0.0).of(&fast).1.is_none());
+    }
 }

@@ -36,6 +36,7 @@ pub fn setup(name: &str) -> (PathBuf, TrainConfig) {
                 full_search: ply % 2 == 0,
                 policy,
                 teacher: None,
+                search: None,
             });
             game.play(moves[rng.below(moves.len())]);
         }
@@ -50,6 +51,7 @@ pub fn setup(name: &str) -> (PathBuf, TrainConfig) {
         variant,
         data: vec![dir.join("data")],
         teacher: pantheon::train::TeacherTargets::default(),
+        search_value_weight: 0.0,
         from: Some(from),
         out: dir.join("out.pnet"),
         steps: 6,

@@ -40,8 +40,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+mod gumbel_root;
 mod report;
 mod worker;
+
+use gumbel_root::GumbelRoot;
 
 pub use report::{PvLine, Score, SearchInfo};
 
@@ -60,6 +63,10 @@ pub struct SearchResult {
     pub root_q: f64,
     /// Exact result of the root position if the search proved one.
     pub proof: Proof,
+    /// With a Gumbel root: the improved policy per root move (in the order
+    /// of `visits`), softmax(logit + sigma(completed q)); `best` is then
+    /// Sequential Halving's choice.
+    pub improved_policy: Option<Vec<f32>>,
     /// The result if the game was already over at the root.
     pub game_over: Option<Outcome>,
 }
@@ -119,6 +126,8 @@ struct Shared<'a> {
     max_depth: AtomicU32,
     /// Root noise still to apply when the root is first expanded.
     root_noise: Mutex<Option<Vec<f64>>>,
+    /// The Gumbel root's state (off with PUCT).
+    gumbel: Mutex<GumbelRoot>,
     /// Mate lines completed for the PV, by the moves the tree gave.
     mate_lines: Mutex<Vec<(Vec<Move>, Vec<Move>)>>,
     /// Wakes the controller between its ticks when the node limit is
@@ -252,6 +261,14 @@ impl Searcher {
             let n = root.legal_moves().len();
             self.rng.dirichlet(alpha, n)
         });
+        let gumbel = match (self.params.gumbel, limits.nodes) {
+            (Some(params), Some(nodes)) => {
+                let n = root.legal_moves().len();
+                let noise = if params.noise { (0..n).map(|_| self.rng.gumbel()).collect() } else { vec![0.0; n] };
+                GumbelRoot::Pending { params, noise, nodes }
+            }
+            _ => GumbelRoot::Off,
+        };
         let tree = std::mem::replace(&mut self.tree, Tree::new(0));
         let shared = Shared {
             tree: Mutex::new(tree),
@@ -266,6 +283,7 @@ impl Searcher {
             depth_sum: AtomicU64::new(0),
             max_depth: AtomicU32::new(0),
             root_noise: Mutex::new(root_noise),
+            gumbel: Mutex::new(gumbel),
             mate_lines: Mutex::new(Vec::new()),
             wake: (Mutex::new(()), parking_lot::Condvar::new()),
             woken: AtomicBool::new(false),
@@ -275,6 +293,7 @@ impl Searcher {
             let mut tree = shared.tree.lock();
             if tree.node(Tree::ROOT).state == NodeState::Expanded {
                 shared.apply_root_noise(&mut tree);
+                shared.start_gumbel(&tree, 0);
             }
         }
         let evaluator = &*self.evaluator;
@@ -296,8 +315,17 @@ impl Searcher {
             shared.stop.store(true, Ordering::SeqCst);
         });
         let info = shared.info(&shared.tree.lock(), started);
+        let gumbel = shared.gumbel.into_inner();
         self.tree = shared.tree.into_inner();
-        self.result(info)
+        let mut result = self.result(info);
+        if let GumbelRoot::Active(g) = &gumbel
+            && !result.proof.is_proven()
+        {
+            let (best, improved) = g.outcome(&self.tree);
+            result.best = best.map(|i| Move::from(self.tree.edges(Tree::ROOT)[i].mv)).or(result.best);
+            result.improved_policy = Some(improved);
+        }
+        result
     }
 
     /// The controller: checks limits every few milliseconds and reports.
@@ -368,7 +396,16 @@ impl Searcher {
             lines: Vec::new(),
         };
         let root_q = proof.value().unwrap_or(0.0);
-        SearchResult { best: None, ponder: None, info, visits: Vec::new(), root_q, proof, game_over: Some(outcome) }
+        SearchResult {
+            best: None,
+            ponder: None,
+            info,
+            visits: Vec::new(),
+            root_q,
+            proof,
+            improved_policy: None,
+            game_over: Some(outcome),
+        }
     }
 
     fn result(&self, info: SearchInfo) -> SearchResult {
@@ -393,7 +430,16 @@ impl Searcher {
             }
         }
         let ponder = info.lines.first().and_then(|l| l.pv.get(1).copied());
-        SearchResult { best, ponder, info, visits, root_q: node.q(), proof: node.proof, game_over: None }
+        SearchResult {
+            best,
+            ponder,
+            info,
+            visits,
+            root_q: node.q(),
+            proof: node.proof,
+            improved_policy: None,
+            game_over: None,
+        }
     }
 
     /// Picks a move from a result's visit counts: the best move at

@@ -131,7 +131,8 @@ impl Shared<'_> {
                 NodeState::Expanded => {}
             }
             tree.node_mut(node).in_flight += 1;
-            let i = self.select_edge(&tree, node);
+            let gumbel = if node == Tree::ROOT { self.gumbel.lock().select(&tree) } else { None };
+            let i = gumbel.unwrap_or_else(|| self.select_edge(&tree, node));
             let Some(child) = tree.child_or_add(node, i) else {
                 for &id in &path {
                     tree.node_mut(id).in_flight -= 1;
@@ -322,6 +323,8 @@ impl Shared<'_> {
         tree.node_mut(id).state = NodeState::Expanded;
         if id == Tree::ROOT {
             self.apply_root_noise(tree);
+            // The playout that expanded the root was one of the budget.
+            self.start_gumbel(tree, 1);
         }
         true
     }
