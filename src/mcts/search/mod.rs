@@ -247,11 +247,9 @@ impl Searcher {
             // Nothing to search; a ponder or infinite search still answers
             // only when told to (USI).
             if limits.infinite || limits.ponder {
-                let released = || {
-                    stop.load(Ordering::SeqCst)
-                        || (limits.ponder && !limits.infinite && ponderhit.load(Ordering::SeqCst))
-                };
-                while !released() {
+                while !(stop.load(Ordering::SeqCst)
+                    || (limits.ponder && !limits.infinite && ponderhit.load(Ordering::SeqCst)))
+                {
                     std::thread::sleep(Duration::from_millis(2));
                 }
             }
@@ -261,14 +259,7 @@ impl Searcher {
             let n = root.legal_moves().len();
             self.rng.dirichlet(alpha, n)
         });
-        let gumbel = match (self.params.gumbel, limits.nodes) {
-            (Some(params), Some(nodes)) => {
-                let n = root.legal_moves().len();
-                let noise = if params.noise { (0..n).map(|_| self.rng.gumbel()).collect() } else { vec![0.0; n] };
-                GumbelRoot::Pending { params, noise, nodes }
-            }
-            _ => GumbelRoot::Off,
-        };
+        let gumbel = self.gumbel_root(&root, limits);
         let tree = std::mem::replace(&mut self.tree, Tree::new(0));
         let shared = Shared {
             tree: Mutex::new(tree),
@@ -317,8 +308,14 @@ impl Searcher {
         let info = shared.info(&shared.tree.lock(), started);
         let gumbel = shared.gumbel.into_inner();
         self.tree = shared.tree.into_inner();
-        let mut result = self.result(info);
-        if let GumbelRoot::Active(g) = &gumbel
+        let result = self.result(info);
+        self.with_gumbel(result, &gumbel)
+    }
+
+    /// A Gumbel root's answer in the result: Sequential Halving's move and
+    /// the improved policy (not when the root is proven: its proof decides).
+    fn with_gumbel(&self, mut result: SearchResult, gumbel: &GumbelRoot) -> SearchResult {
+        if let GumbelRoot::Active(g) = gumbel
             && !result.proof.is_proven()
         {
             let (best, improved) = g.outcome(&self.tree);
@@ -326,6 +323,15 @@ impl Searcher {
             result.improved_policy = Some(improved);
         }
         result
+    }
+
+    /// The Gumbel root of a search, with its draws, when the parameters
+    /// ask for one and the search has a playout limit.
+    fn gumbel_root(&mut self, root: &Game, limits: &Limits) -> GumbelRoot {
+        let (Some(params), Some(nodes)) = (self.params.gumbel, limits.nodes) else { return GumbelRoot::Off };
+        let n = root.legal_moves().len();
+        let noise = if params.noise { (0..n).map(|_| self.rng.gumbel()).collect() } else { vec![0.0; n] };
+        GumbelRoot::Pending { params, noise, nodes }
     }
 
     /// The controller: checks limits every few milliseconds and reports.
