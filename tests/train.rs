@@ -98,6 +98,7 @@ fn the_loop_runs_generations_and_resumes() {
             out: run.join("data"),
             model_id: String::new(),
             gumbel: None,
+            forced_playouts: None,
             deadline: None,
         },
         train: TrainConfig { steps: 4, checkpoint_every: 2, ..tc.clone() },

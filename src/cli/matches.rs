@@ -95,7 +95,7 @@ impl MatchCommand {
                 );
             }
         }
-        writer.error.map_or(Ok(()), |e| Err(anyhow::anyhow!(e)))
+        writer.error.map_or(Ok(()), Err)
     }
 
     fn config(&self) -> Result<crate::selfplay::MatchConfig> {
@@ -159,7 +159,7 @@ struct GameWriter {
     seed: u64,
     record: Option<(std::fs::File, std::path::PathBuf)>,
     shards: Option<std::path::PathBuf>,
-    error: Option<String>,
+    error: Option<anyhow::Error>,
 }
 
 impl GameWriter {
@@ -195,15 +195,15 @@ impl GameWriter {
         }
     }
 
-    fn write_shard(&self, g: &crate::selfplay::MatchGame<'_>) -> Result<(), String> {
+    fn write_shard(&self, g: &crate::selfplay::MatchGame<'_>) -> Result<()> {
         let Some(dir) = &self.shards else { return Ok(()) };
         let (a, b) = &self.players;
         let samples = g.samples(self.opening_plies);
         let shard = crate::selfplay::Shard { variant: self.variant, model_id: format!("match:{a}:{b}"), samples };
-        shard.write(dir, &format!("match-{:x}-{:06}", self.seed, g.index)).map(drop).map_err(|e| e.to_string())
+        shard.write(dir, &format!("match-{:x}-{:06}", self.seed, g.index)).map(drop).map_err(Into::into)
     }
 
-    fn write_record(&mut self, g: &crate::selfplay::MatchGame<'_>, summary: &str) -> Result<(), String> {
+    fn write_record(&mut self, g: &crate::selfplay::MatchGame<'_>, summary: &str) -> Result<()> {
         use std::io::Write as _;
         let Some((file, path)) = &mut self.record else { return Ok(()) };
         let mut line = format!("position sfen {}", to_sfen(g.game.start()));
@@ -218,6 +218,6 @@ impl GameWriter {
         let text = format!("# game {}: A = {a}, B = {b}; {summary}\n{line}\n", g.index + 1);
         file.write_all(text.as_bytes())
             .and_then(|_| file.flush())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+            .with_context(|| format!("cannot write {}", path.display()))
     }
 }

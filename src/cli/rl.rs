@@ -45,6 +45,11 @@ pub struct SelfPlayTuning {
     /// Gumbel root: c_scale of sigma.
     #[arg(long, default_value_t = 1.0)]
     gumbel_c_scale: f64,
+    /// PUCT root: KataGo's forced playouts in full searches, k (0: none;
+    /// KataGo's is 2), with policy target pruning: the records' policy
+    /// target is then the pruned visits.
+    #[arg(long, default_value_t = 0.0)]
+    forced_playouts: f64,
 }
 
 /// The root's search in self-play.
@@ -73,7 +78,11 @@ impl SelfPlayTuning {
             anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1");
         }
         anyhow::ensure!(self.max_plies >= 1, "--max-plies must be at least 1");
-        for (name, v) in [("--gumbel-c-visit", self.gumbel_c_visit), ("--gumbel-c-scale", self.gumbel_c_scale)] {
+        for (name, v) in [
+            ("--gumbel-c-visit", self.gumbel_c_visit),
+            ("--gumbel-c-scale", self.gumbel_c_scale),
+            ("--forced-playouts", self.forced_playouts),
+        ] {
             anyhow::ensure!(v.is_finite() && (0.0..=1e6).contains(&v), "{name} must be a number from 0 to 1e6");
         }
         let gumbel = (self.root == Root::Gumbel).then_some(crate::mcts::GumbelParams {
@@ -99,6 +108,7 @@ impl SelfPlayTuning {
             out,
             model_id: String::new(),
             gumbel,
+            forced_playouts: (self.forced_playouts > 0.0).then_some(self.forced_playouts),
             deadline: None,
         })
     }

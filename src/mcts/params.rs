@@ -63,6 +63,12 @@ pub struct SearchParams {
     /// moves, see [`gumbel`](super::gumbel)) instead of PUCT, in searches
     /// with a playout limit; below the root the search stays PUCT.
     pub gumbel: Option<super::GumbelParams>,
+    /// KataGo's forced playouts at the root (self-play's full searches):
+    /// a child with fewer than sqrt(k * prior * visits) visits is taken
+    /// first; the result then also carries the visits after policy target
+    /// pruning ([`SearchResult::pruned_visits`](super::SearchResult)).
+    /// `Some(k)`; KataGo uses k = 2.
+    pub forced_playouts: Option<f64>,
 }
 
 impl Default for SearchParams {
@@ -85,6 +91,7 @@ impl Default for SearchParams {
             seed: 0,
             multipv: 1,
             gumbel: None,
+            forced_playouts: None,
         }
     }
 }

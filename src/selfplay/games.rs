@@ -57,6 +57,10 @@ pub struct SelfPlayConfig {
     /// move is Sequential Halving's choice (its Gumbel draws explore; no
     /// temperature), and full searches record the improved policy.
     pub gumbel: Option<crate::mcts::GumbelParams>,
+    /// KataGo's forced playouts (k) in the full searches of a PUCT root;
+    /// their records then hold the visits after policy target pruning as
+    /// the improved policy (the raw visits stay).
+    pub forced_playouts: Option<f64>,
     /// When to stop: no game starts after it, and the games still going
     /// are dropped unwritten (a rerun of the same command plays them).
     pub deadline: Option<Instant>,
@@ -257,6 +261,7 @@ impl OneGame<'_> {
         let mut params = searcher.params().clone();
         params.root_noise = (full && config.gumbel.is_none()).then_some((0.3, 0.25));
         params.gumbel = config.gumbel;
+        params.forced_playouts = config.forced_playouts.filter(|_| full && config.gumbel.is_none());
         params.seed = self.rng.next_u64();
         searcher.set_params(params);
         searcher.set_position(&self.game);
@@ -275,8 +280,12 @@ impl OneGame<'_> {
             None => searcher.pick_move(&result, temperature),
         };
         let mv = mv.ok_or(SelfPlayError::NoMove("the search"))?;
-        let improved = match &result.improved_policy {
-            Some(p) if full => p.clone(),
+        let improved = match (&result.improved_policy, &result.pruned_visits) {
+            (Some(p), _) if full => p.clone(),
+            (None, Some(pruned)) if full => {
+                let total = pruned.iter().sum::<u32>().max(1) as f32;
+                pruned.iter().map(|&n| n as f32 / total).collect()
+            }
             _ => Vec::new(),
         };
         let search = Some(SearchTargets { value: result.root_q as f32, improved });

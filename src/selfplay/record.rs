@@ -22,8 +22,9 @@
 //!   f32 root value           (version 3, flag bit 2) the search's value of
 //!                            the position, side to move's view
 //!   n x u16 improved policy  (version 3, flag bit 3) Gumbel's improved
-//!                            policy per move of the policy target, in its
-//!                            order, as a share of 65535
+//!                            policy, or the pruned visits' shares, per move
+//!                            of the policy target, in its order, as a
+//!                            share of 65535
 //! u32 crc32                  of everything before it
 //! ```
 //! Version 1 (no teacher labels) and 2 shards (no search targets) are
@@ -69,8 +70,10 @@ pub struct Sample {
 pub struct SearchTargets {
     /// The root's value after the search, from the side to move's view.
     pub value: f32,
-    /// With a Gumbel root: the improved policy per move of the sample's
-    /// `policy`, in its order (empty with PUCT).
+    /// The policy target the search proposes beyond its raw visits, per
+    /// move of the sample's `policy`, in its order: Gumbel's improved
+    /// policy, or the visits after policy target pruning (forced
+    /// playouts); empty with neither.
     pub improved: Vec<f32>,
 }
 

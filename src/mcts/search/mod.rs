@@ -67,6 +67,10 @@ pub struct SearchResult {
     /// of `visits`), softmax(logit + sigma(completed q)); `best` is then
     /// Sequential Halving's choice.
     pub improved_policy: Option<Vec<f32>>,
+    /// With forced playouts: the visits per root move (in the order of
+    /// `visits`) after KataGo's policy target pruning, which takes back
+    /// the forced playouts that PUCT alone would not have given.
+    pub pruned_visits: Option<Vec<u32>>,
     /// The result if the game was already over at the root.
     pub game_over: Option<Outcome>,
 }
@@ -410,6 +414,7 @@ impl Searcher {
             root_q,
             proof,
             improved_policy: None,
+            pruned_visits: None,
             game_over: Some(outcome),
         }
     }
@@ -436,6 +441,11 @@ impl Searcher {
             }
         }
         let ponder = info.lines.first().and_then(|l| l.pv.get(1).copied());
+        let pruned_visits = match (self.params.forced_playouts, node.proof) {
+            (Some(k), Proof::Unknown) => Some(prune_forced(tree, &self.params, k)),
+            (Some(_), _) => Some(visits.iter().map(|v| v.1).collect()),
+            _ => None,
+        };
         SearchResult {
             best,
             ponder,
@@ -444,6 +454,7 @@ impl Searcher {
             root_q: node.q(),
             proof: node.proof,
             improved_policy: None,
+            pruned_visits,
             game_over: None,
         }
     }
@@ -508,5 +519,88 @@ impl Shared<'_> {
         let rate = self.completed.load(Ordering::Relaxed) as f64 / elapsed.as_secs_f64().max(1e-3);
         let left = rate * hard.saturating_sub(elapsed).as_secs_f64();
         (first - second) as f64 <= left
+    }
+}
+
+/// KataGo's policy target pruning: each root child but the most visited
+/// one gives back up to its forced playouts, sqrt(k * prior * visits), as
+/// long as its PUCT score stays below the best child's; a child left with
+/// one visit or none drops out. Returns the visits per root edge.
+fn prune_forced(tree: &Tree, params: &SearchParams, k: f64) -> Vec<u32> {
+    let root = tree.node(Tree::ROOT);
+    let edges = tree.edges(Tree::ROOT);
+    let visits: Vec<u32> =
+        edges.iter().map(|e| if e.child == NO_NODE { 0 } else { tree.node(e.child).visits }).collect();
+    let Some(best) = (0..visits.len()).max_by_key(|&i| visits[i]) else { return visits };
+    let total: u32 = visits.iter().sum();
+    let sqrt_n = f64::from(root.visits.max(1)).sqrt();
+    let cpuct = params.cpuct(root.visits);
+    let puct = |i: usize, n: u32| {
+        let q = if edges[i].child == NO_NODE { 0.0 } else { -tree.node(edges[i].child).q() };
+        q + cpuct * f64::from(edges[i].prior()) * sqrt_n / f64::from(1 + n)
+    };
+    let bar = puct(best, visits[best]);
+    visits
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            if i == best || n == 0 {
+                return n;
+            }
+            let forced = (k * f64::from(edges[i].prior()) * f64::from(total)).sqrt().floor() as u32;
+            let kept = (n.saturating_sub(forced)..=n).find(|&m| puct(i, m) < bar).unwrap_or(n);
+            if kept <= 1 { 0 } else { kept }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Position;
+
+    /// A root with four children: (prior, visits, q from the root's view).
+    fn hand_made_root(children: &[(f32, u32, f64)]) -> Tree {
+        let mut tree = Tree::new(1 << 20);
+        let moves = Position::startpos(crate::rules::Variant::Minishogi).legal_moves();
+        let edges = children.iter().zip(&moves).map(|(&(p, _, _), &m)| Edge {
+            mv: CompactMove::from(m),
+            prior_q: Edge::quantize(p),
+            child: NO_NODE,
+        });
+        assert!(tree.add_edges(Tree::ROOT, edges));
+        tree.node_mut(Tree::ROOT).state = NodeState::Expanded;
+        let mut total = 0;
+        for (i, &(_, visits, q)) in children.iter().enumerate() {
+            let child = tree.child_or_add(Tree::ROOT, i).unwrap();
+            let node = tree.node_mut(child);
+            node.visits = visits;
+            // The child's values are from its side to move: -q each.
+            node.value_sum = -q * f64::from(visits);
+            total += visits;
+        }
+        tree.node_mut(Tree::ROOT).visits = total + 1;
+        tree
+    }
+
+    #[test]
+    fn pruning_takes_back_forced_playouts_and_never_touches_the_best() {
+        // By hand (k = 2, 102 child visits, cpuct(103) = 1.2552, sqrt(103)):
+        // the best's PUCT is 0.3786. B may give back 7 and stays below it
+        // from 6 visits on; C is above it with all its 7 and keeps them; D
+        // may give back all 3 and drops out.
+        let tree = hand_made_root(&[(0.5, 80, 0.3), (0.3, 12, -0.2), (0.2, 7, 0.1), (0.05, 3, -0.5)]);
+        assert_eq!(prune_forced(&tree, &SearchParams::default(), 2.0), vec![80, 6, 7, 0]);
+        // Without forced playouts owed (k = 0) nothing is taken back.
+        assert_eq!(prune_forced(&tree, &SearchParams::default(), 0.0), vec![80, 12, 7, 3]);
+    }
+
+    #[test]
+    fn pruning_keeps_the_most_visited_move_whatever_its_value() {
+        // The most visited move has the worst q: it still keeps its visits.
+        let tree = hand_made_root(&[(0.4, 50, -0.6), (0.4, 30, 0.5), (0.2, 20, 0.4)]);
+        let pruned = prune_forced(&tree, &SearchParams::default(), 2.0);
+        assert_eq!(pruned[0], 50);
+        assert!(pruned.iter().zip([50, 30, 20]).all(|(&p, v)| p <= v), "{pruned:?}");
     }
 }

@@ -162,6 +162,8 @@ impl Shared<'_> {
             }
         }
         let reduction = if id == Tree::ROOT { self.params.fpu_reduction_root } else { self.params.fpu_reduction };
+        // Forced playouts at the root: children below their share first.
+        let forced = self.params.forced_playouts.filter(|_| id == Tree::ROOT).map(|k| k * f64::from(parent_n));
         let fpu = node.q() - reduction * visited_prior.sqrt();
         let mut best = (f64::NEG_INFINITY, 0);
         for (i, e) in tree.edges(id).iter().enumerate() {
@@ -179,7 +181,10 @@ impl Shared<'_> {
                     }
                 }
             };
-            let score = q + cpuct * e.prior() as f64 * sqrt_n / (1 + n) as f64;
+            let mut score = q + cpuct * e.prior() as f64 * sqrt_n / (1 + n) as f64;
+            if forced.is_some_and(|kn| f64::from(n) < (kn * e.prior() as f64).sqrt()) {
+                score += FORCED;
+            }
             if score > best.0 {
                 best = (score, i);
             }
@@ -429,3 +434,7 @@ pub(super) fn update_proof(tree: &mut Tree, id: u32) -> bool {
 fn leaf_of(path: &[u32]) -> u32 {
     *path.last().expect("path has the root")
 }
+
+/// Added to the PUCT score of a root child owed forced playouts: above any
+/// score, so the owed children go first, in their PUCT order.
+const FORCED: f64 = 1e6;
