@@ -131,7 +131,11 @@ impl Shared<'_> {
                 NodeState::Expanded => {}
             }
             tree.node_mut(node).in_flight += 1;
-            let gumbel = if node == Tree::ROOT { self.gumbel.lock().select(&tree) } else { None };
+            let gumbel = if node == Tree::ROOT && self.params.gumbel.is_some() {
+                self.gumbel.lock().select(&tree)
+            } else {
+                None
+            };
             let i = gumbel.unwrap_or_else(|| self.select_edge(&tree, node));
             let Some(child) = tree.child_or_add(node, i) else {
                 for &id in &path {
