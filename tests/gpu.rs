@@ -12,17 +12,25 @@ use pantheon::rules::{Game, Position, Variant};
 /// sum in different orders).
 const TOLERANCE: f32 = 1e-3;
 
+/// A tiny net (1 block of 8 channels) with random weights, as a weight file.
+fn tiny_net_bytes(variant: Variant) -> Vec<u8> {
+    let config = NetConfig::new(&Layout::new(variant), 1, 8);
+    weights::to_bytes(variant, &config, &config.init(&Device::flex())).unwrap()
+}
+
+/// The net in `bytes` as an evaluator on `device`, batches of up to 8.
+fn tiny_on(bytes: &[u8], variant: Variant, device: &Device) -> NetEvaluator {
+    let l = weights::load(bytes, Some(variant), device).unwrap();
+    NetEvaluator::new(l.net, l.config, variant, device.clone(), 8, "tiny".into())
+}
+
 #[test]
 fn gpu_and_cpu_agree_on_a_tiny_net() {
     let gpu = device(DeviceChoice::Gpu).expect("a wgpu adapter (llvmpipe in CI)");
     let variant = Variant::Minishogi;
     let cpu = Device::flex();
-    let config = NetConfig::new(&Layout::new(variant), 1, 8);
-    let bytes = weights::to_bytes(variant, &config, &config.init(&cpu)).unwrap();
-    let on = |d: &Device| {
-        let l = weights::load(&bytes, Some(variant), d).unwrap();
-        NetEvaluator::new(l.net, l.config, variant, d.clone(), 8, "tiny".into())
-    };
+    let bytes = tiny_net_bytes(variant);
+    let on = |d: &Device| tiny_on(&bytes, variant, d);
     let mut game = Game::new(Position::startpos(variant));
     let mut reqs = Vec::new();
     for _ in 0..4 {
@@ -171,12 +179,8 @@ fn half_precision_gives_the_f32_outputs_where_the_adapter_has_it() {
     use pantheon::nn::{DeviceError, Precision, supports_f16};
     let gpu = device(DeviceChoice::Gpu).expect("a wgpu adapter (llvmpipe in CI)");
     let variant = Variant::Mansindam;
-    let config = NetConfig::new(&Layout::new(variant), 1, 8);
-    let bytes = weights::to_bytes(variant, &config, &config.init(&Device::flex())).unwrap();
-    let on_gpu = || {
-        let l = weights::load(&bytes, Some(variant), &gpu).unwrap();
-        NetEvaluator::new(l.net, l.config, variant, gpu.clone(), 8, "tiny".into())
-    };
+    let bytes = tiny_net_bytes(variant);
+    let on_gpu = || tiny_on(&bytes, variant, &gpu);
     let reqs = requests(variant, 5);
     let full = on_gpu().evaluate(&reqs);
     let mut half = on_gpu();
@@ -206,10 +210,7 @@ fn a_search_with_two_batches_in_flight_on_the_gpu() {
     use std::sync::atomic::AtomicBool;
     let gpu = device(DeviceChoice::Gpu).expect("a wgpu adapter (llvmpipe in CI)");
     let variant = Variant::Minishogi;
-    let config = NetConfig::new(&Layout::new(variant), 1, 8);
-    let bytes = weights::to_bytes(variant, &config, &config.init(&Device::flex())).unwrap();
-    let l = weights::load(&bytes, Some(variant), &gpu).unwrap();
-    let net = Arc::new(NetEvaluator::new(l.net, l.config, variant, gpu, 8, "tiny".into()));
+    let net = Arc::new(tiny_on(&tiny_net_bytes(variant), variant, &gpu));
     assert_eq!(net.pipeline_depth(), 2, "two batches in flight on a GPU");
     let params = SearchParams { threads: 4, batch_size: 8, ..SearchParams::default() };
     let mut searcher = Searcher::new(net.clone(), params);
