@@ -172,6 +172,29 @@ impl TeacherTargetArgs {
     }
 }
 
+/// The auxiliary material target: the net's material head learns the
+/// material balance a few plies later in the game.
+#[derive(Args, Debug, Clone)]
+pub struct MaterialArgs {
+    /// Weight of the material head's loss (0: off; a net without the head
+    /// gets a fresh one).
+    #[arg(long, default_value_t = 0.0)]
+    pub material_weight: f32,
+    /// How many plies ahead the material balance is taken.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub material_plies: u64,
+}
+
+impl MaterialArgs {
+    fn target(&self) -> Result<crate::train::MaterialTarget> {
+        anyhow::ensure!(
+            self.material_weight.is_finite() && (0.0..=100.0).contains(&self.material_weight),
+            "--material-weight must be between 0 and 100"
+        );
+        Ok(crate::train::MaterialTarget { weight: self.material_weight, plies: self.material_plies as usize })
+    }
+}
+
 /// A match flag's values for players A and B: one for both, or A,B.
 fn per_player<T: Copy>(values: &[T], flag: &str) -> Result<[T; 2]> {
     match *values {

@@ -266,7 +266,7 @@ fn games_against_the_greedy_player_record_its_moves_without_policy() {
                     Some(o) if o.winner == Some(mover) => f32::INFINITY,
                     Some(o) if o.winner.is_some() => -1e9,
                     Some(_) => 0.0,
-                    None => material_balance(&after, &values, mover),
+                    None => material_balance(after.position(), &values, mover),
                 }
             };
             let legal = game.legal_moves().to_vec();
@@ -325,6 +325,7 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         data: vec![dir.join("data")],
         teacher: pantheon::train::TeacherTargets::default(),
         search_value_weight: 0.0,
+        material: Default::default(),
         from: Some(first.clone()),
         out: next.clone(),
         steps: 10,

@@ -156,3 +156,55 @@ fn the_loop_runs_generations_and_resumes() {
     assert_eq!(tsume, 2, "one shard per generation");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_material_head_trains_resumes_and_leaves_play_unchanged() {
+    use pantheon::train::MaterialTarget;
+    let (dir, mut tc) = setup("material");
+    tc.steps = 30;
+    tc.material = MaterialTarget { weight: 1.0, plies: 4 };
+    // Stopped after its first step, then finished from the checkpoint.
+    let limited = TrainConfig { deadline: Some(std::time::Instant::now()), ..tc.clone() };
+    let stopped = train(&limited, &mut |_| {}).unwrap();
+    assert!(stopped.stopped_early);
+    let report = train(&tc, &mut |_| {}).unwrap();
+    assert_eq!(report.resumed_from, Some(1));
+    let material: Vec<f32> = report.losses.iter().map(|l| l.material.expect("a material loss every step")).collect();
+    let (first, last) = (material[..5].iter().sum::<f32>(), material[25..].iter().sum::<f32>());
+    assert!(last < first, "material loss {first} -> {last}");
+    let csv = std::fs::read_to_string(dir.join("out.pnet.losses.csv")).unwrap();
+    assert!(csv.starts_with("step,policy_loss,value_loss,material_loss\n"), "{csv}");
+    assert_eq!(csv.lines().count(), 31);
+    // The written net has the head; a head added to a net changes none of
+    // its play outputs.
+    let device = Device::flex();
+    let trained = weights::load_file(&tc.out, Some(Variant::Minishogi), &device).unwrap();
+    assert!(trained.config.material_head);
+    let plain = weights::load_file(tc.from.as_ref().unwrap(), Some(Variant::Minishogi), &device).unwrap();
+    assert!(!plain.config.material_head);
+    let x = burn::tensor::Tensor::<4>::random(
+        [2, plain.config.planes, plain.config.height, plain.config.width],
+        burn::tensor::Distribution::Normal(0.0, 1.0),
+        &device,
+    );
+    let (logits, value) = plain.net.forward(x.clone());
+    let headed = plain.net.clone().with_material_head(&plain.config, &device);
+    let (logits2, value2, material) = headed.forward_train(x.clone());
+    assert_eq!(logits.to_data(), logits2.to_data());
+    assert_eq!(value.to_data(), value2.to_data());
+    let material = material.expect("the head's output").into_data().try_to_vec::<f32>().unwrap();
+    assert!(material.len() == 2 && material.iter().all(|m| (-1.0..=1.0).contains(m)));
+    assert!(plain.net.forward_train(x).2.is_none());
+    // Training on without the target keeps the head in the file.
+    let again = TrainConfig {
+        from: Some(tc.out.clone()),
+        out: dir.join("again.pnet"),
+        material: MaterialTarget::default(),
+        steps: 2,
+        ..tc.clone()
+    };
+    let plain_run = train(&again, &mut |_| {}).unwrap();
+    assert!(plain_run.losses.iter().all(|l| l.material.is_none()));
+    assert!(weights::load_file(&again.out, Some(Variant::Minishogi), &device).unwrap().config.material_head);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -319,6 +319,8 @@ pub struct LoopCommand {
     /// the game result).
     #[arg(long, default_value_t = 0.0)]
     search_value_weight: f32,
+    #[command(flatten)]
+    material: MaterialArgs,
     /// Tsume samples (mates from random playouts, see `pantheon tsume`)
     /// added to the data each generation (0: none).
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=100_000_000))]
@@ -354,6 +356,7 @@ impl LoopCommand {
             data: self.extra_data,
             teacher: self.teacher.targets()?,
             search_value_weight: self.search_value_weight,
+            material: self.material.target()?,
             from: None,
             out: self.dir.join("nets/candidate.pnet"),
             steps: self.steps as usize,

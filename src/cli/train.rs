@@ -17,6 +17,8 @@ pub struct TrainCommand {
     /// the game result).
     #[arg(long, default_value_t = 0.0)]
     search_value_weight: f32,
+    #[command(flatten)]
+    material: MaterialArgs,
     /// Starting weights (default: the variant's shipped net).
     #[arg(long)]
     from: Option<std::path::PathBuf>,
@@ -94,6 +96,7 @@ impl TrainCommand {
             data: self.data,
             teacher: self.teacher.targets()?,
             search_value_weight: self.search_value_weight,
+            material: self.material.target()?,
             from: self.from,
             out: self.out,
             steps: self.steps as usize,

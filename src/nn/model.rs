@@ -1,5 +1,6 @@
 //! The residual conv net: a stem, `blocks` residual blocks, a convolutional
-//! policy head laid out like [`Layout`] and a value head.
+//! policy head laid out like [`Layout`], a value head and, for training,
+//! an optional auxiliary material head on the value head's hidden layer.
 
 use super::Layout;
 use super::encode::Features;
@@ -25,6 +26,9 @@ pub struct NetConfig {
     pub types: usize,
     pub height: usize,
     pub width: usize,
+    /// Whether the net has the auxiliary material head (a training
+    /// target only: play and analysis never read it).
+    pub material_head: bool,
 }
 
 impl NetConfig {
@@ -40,6 +44,7 @@ impl NetConfig {
             types: layout.types,
             height: layout.height,
             width: layout.width,
+            material_head: false,
         }
     }
 
@@ -71,9 +76,11 @@ impl NetConfig {
             + self.value_hidden
             + self.value_hidden
             + 1
+            + if self.material_head { self.value_hidden + 1 } else { 0 }
     }
 
-    /// Multiply-adds of one forward pass of one position.
+    /// Multiply-adds of one forward pass of one position (play's forward
+    /// pass: without the material head).
     pub fn flops_per_position(&self) -> u64 {
         let hw = (self.height * self.width) as u64;
         let c = self.channels as u64;
@@ -106,9 +113,14 @@ impl NetConfig {
             value_bn: bn(self.value_channels),
             value_fc: LinearConfig::new(self.value_channels * self.height * self.width, self.value_hidden).init(device),
             value_out: LinearConfig::new(self.value_hidden, 1).init(device),
+            material_out: self.material_head.then(|| material_head(self.value_hidden, device)),
             relu: Relu::new(),
         }
     }
+}
+
+fn material_head(value_hidden: usize, device: &Device) -> Linear {
+    LinearConfig::new(value_hidden, 1).init(device)
 }
 
 #[derive(Module, Debug)]
@@ -129,7 +141,8 @@ impl ResidualBlock {
 
 /// The network. Input `[B, planes, H, W]`; output policy logits
 /// `[B, types * H * W]` (policy layout order) and value `[B, 1]` in
-/// [-1, 1] from the side to move's view.
+/// [-1, 1] from the side to move's view; in training, also the material
+/// head's prediction `[B, 1]` in [-1, 1] where the net has one.
 #[derive(Module, Debug)]
 pub struct Net {
     stem: Conv2d,
@@ -142,6 +155,7 @@ pub struct Net {
     value_bn: BatchNorm,
     value_fc: Linear,
     value_out: Linear,
+    material_out: Option<Linear>,
     relu: Relu,
 }
 
@@ -160,7 +174,28 @@ impl Net {
         self
     }
 
+    /// The same net with a freshly initialised material head (unchanged
+    /// when it has one); its other outputs do not change.
+    pub fn with_material_head(mut self, config: &NetConfig, device: &Device) -> Net {
+        if self.material_out.is_none() {
+            self.material_out = Some(material_head(config.value_hidden, device));
+        }
+        self
+    }
+
+    /// Policy logits and value (play and analysis).
     pub fn forward(&self, x: Tensor<4>) -> (Tensor<2>, Tensor<2>) {
+        let (logits, value, _) = self.forward_heads(x, false);
+        (logits, value)
+    }
+
+    /// Policy logits, value and the material head's prediction (`None`
+    /// when the net has no material head).
+    pub fn forward_train(&self, x: Tensor<4>) -> (Tensor<2>, Tensor<2>, Option<Tensor<2>>) {
+        self.forward_heads(x, true)
+    }
+
+    fn forward_heads(&self, x: Tensor<4>, material: bool) -> (Tensor<2>, Tensor<2>, Option<Tensor<2>>) {
         let relu = &self.relu;
         let mut x = relu.forward(self.stem_bn.forward(self.stem.forward(x)));
         for block in &self.blocks {
@@ -174,6 +209,10 @@ impl Net {
         let v = relu.forward(self.value_bn.forward(self.value_conv.forward(x)));
         let v: Tensor<2> = v.reshape([b as i64, -1]);
         let v = relu.forward(self.value_fc.forward(v));
-        (logits, self.value_out.forward(v).tanh())
+        let m = match &self.material_out {
+            Some(head) if material => Some(head.forward(v.clone()).tanh()),
+            _ => None,
+        };
+        (logits, self.value_out.forward(v).tanh(), m)
     }
 }

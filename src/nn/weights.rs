@@ -66,6 +66,9 @@ fn header_text(variant: Variant, c: &NetConfig) -> String {
     if c.features != Features::Base {
         text.push_str(&format!("features {}\n", c.features));
     }
+    if c.material_head {
+        text.push_str("material_head 1\n");
+    }
     text
 }
 
@@ -95,6 +98,11 @@ fn parse_header(text: &str) -> Result<(Variant, NetConfig), WeightsError> {
         types: num("types")?,
         height: num("height")?,
         width: num("width")?,
+        material_head: match fields.get("material_head") {
+            None | Some(&"0") => false,
+            Some(&"1") => true,
+            Some(v) => return Err(bad(format!("bad material_head '{v}'"))),
+        },
     };
     if config.blocks > 256 {
         return Err(bad(format!("{} blocks", config.blocks)));

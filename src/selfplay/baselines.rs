@@ -8,7 +8,7 @@
 //! 4.8, rook 8.0, dragon 10.6; a piece in hand is worth its board value.
 
 use crate::mcts::Rng;
-use crate::rules::{Bitboard, Color, Game, Move, Variant};
+use crate::rules::{Bitboard, Color, Game, Move, Position, Variant};
 
 /// Value of every piece kind of `variant` (the king's is 0).
 pub fn material_values(variant: Variant) -> Vec<f32> {
@@ -28,8 +28,7 @@ pub fn material_values(variant: Variant) -> Vec<f32> {
 }
 
 /// Material of `color` minus that of the opponent, board and hands.
-pub fn material_balance(game: &Game, values: &[f32], color: Color) -> f32 {
-    let pos = game.position();
+pub fn material_balance(pos: &Position, values: &[f32], color: Color) -> f32 {
     let spec = pos.variant().spec();
     let mut balance = 0.0;
     for side in [Color::Sente, Color::Gote] {
@@ -67,7 +66,7 @@ pub fn greedy_move(game: &Game, values: &[f32], rng: &mut Rng) -> Option<Move> {
             Some(o) if o.winner == Some(me) => f32::INFINITY,
             Some(o) if o.winner.is_some() => -1e9,
             Some(_) => 0.0,
-            None => material_balance(&after, values, me),
+            None => material_balance(after.position(), values, me),
         };
         after.undo();
         if score > best_score {
@@ -85,7 +84,6 @@ pub fn greedy_move(game: &Game, values: &[f32], rng: &mut Rng) -> Option<Move> {
 mod tests {
     use super::*;
     use crate::notation::{parse_move, parse_position};
-    use crate::rules::Position;
 
     fn game(variant: Variant, sfen: &str) -> Game {
         Game::new(parse_position(variant, sfen).unwrap())

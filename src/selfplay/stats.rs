@@ -92,8 +92,7 @@ pub fn data_stats(shards: &[Shard], evaluator: Option<&dyn Evaluator>) -> DataSt
                 v if v < 0.0 => stats.losses += 1,
                 _ => stats.draws += 1,
             }
-            let game = Game::new(s.position.clone());
-            let material = material_balance(&game, &values, s.position.side_to_move());
+            let material = material_balance(&s.position, &values, s.position.side_to_move());
             rows.push((&s.position, s.repetitions, f64::from(s.value), f64::from(material)));
         }
     }

@@ -1,10 +1,12 @@
 //! Training: batches from self-play records, soft cross-entropy policy
-//! loss plus value loss with AdamW weight decay, atomic checkpoints that
+//! loss plus value loss (and the auxiliary material loss) with AdamW weight decay, atomic checkpoints that
 //! resume to the same state, and loss curves as CSV and SVG charts.
 
 pub mod generations;
+pub mod material;
 pub mod plot;
 pub mod trainer;
 
 pub use generations::{GenerationLog, LoopConfig, LoopError};
-pub use trainer::{StepLoss, TeacherTargets, TrainConfig, TrainError, TrainReport, batch_losses, train};
+pub use material::MaterialTarget;
+pub use trainer::{StepLoss, TeacherTargets, TrainConfig, TrainError, TrainReport, batch_losses, masked_mse, train};

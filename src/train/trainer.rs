@@ -1,5 +1,6 @@
 //! The training loop.
 
+use super::material::{MaterialTarget, material_targets};
 use crate::mcts::Rng;
 use crate::nn::weights;
 use crate::nn::{DeviceChoice, Layout, NetConfig};
@@ -23,6 +24,8 @@ pub struct TrainConfig {
     /// Share of the search's root value in the value target of samples
     /// that carry one (self-play records; the rest is the game result).
     pub search_value_weight: f32,
+    /// The auxiliary material target (off at weight 0).
+    pub material: MaterialTarget,
     /// Starting weights (`None`: the variant's shipped net).
     pub from: Option<PathBuf>,
     /// Where the trained net is written.
@@ -92,6 +95,8 @@ pub struct StepLoss {
     pub step: usize,
     pub policy: f32,
     pub value: f32,
+    /// The material head's loss, when it is trained.
+    pub material: Option<f32>,
 }
 
 /// What a training run did.
@@ -119,59 +124,38 @@ pub fn checkpoint_dir(out: &Path) -> PathBuf {
 /// Trains, resuming from the checkpoint of an interrupted run with the
 /// same output, and calls `progress` after each step.
 pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Result<TrainReport, TrainError> {
-    let (mut samples, mut warnings) = (Vec::new(), Vec::new());
-    for dir in &config.data {
-        let (s, w) = read_dir(dir, config.variant, config.window)?;
-        samples.extend(s);
-        warnings.extend(w);
-    }
-    if samples.is_empty() {
-        let dirs: Vec<String> = config.data.iter().map(|d| d.display().to_string()).collect();
-        return Err(TrainError::NoSamples { variant: config.variant, dirs: dirs.join(", ") });
-    }
-    let samples = merge_labelled(samples);
-    let teacher_samples = samples.iter().filter(|s| s.teacher.is_some()).count();
-    let teacher_scale = match config.teacher.scale {
-        Some(s) => Some(s),
-        None if teacher_samples > 0 => {
-            Some(crate::selfplay::label::fit_scale(&samples).map(|(s, _)| s).ok_or(TrainError::NoScale)?)
-        }
-        None => None,
-    };
-    let targets = Targets {
-        teacher: config.teacher.clone(),
-        scale: teacher_scale.unwrap_or(1.0),
-        search_value_weight: config.search_value_weight,
-    };
+    let Data { samples, warnings, teacher_samples, teacher_scale, targets, material } = read_data(config)?;
     let device = crate::nn::device(config.device)?.autodiff();
     let ckpt = checkpoint_dir(&config.out);
-    let resume = read_checkpoint(&ckpt, config.variant, &device)?;
-    let (mut net, net_config, mut optim, mut rng, start, mut losses) = match resume {
-        Some(c) => (c.net, c.config, c.optim, c.rng, c.step, c.losses),
-        None => {
-            let bytes = match &config.from {
-                Some(p) => {
-                    std::fs::read(p).map_err(|source| TrainError::Read { path: p.display().to_string(), source })?
-                }
-                None => crate::nn::shipped(config.variant).to_vec(),
-            };
-            let loaded = weights::load(&bytes, Some(config.variant), &device)?;
-            let optim = AdamWConfig::new().with_weight_decay(config.weight_decay).init();
-            (loaded.net, loaded.config, optim, Rng::new(config.seed), 0, Vec::new())
-        }
-    };
+    let Checkpoint { mut net, config: mut net_config, mut optim, mut rng, step: start, mut losses } =
+        start(config, &ckpt, &device)?;
+    if config.material.weight > 0.0 && !net_config.material_head {
+        net = net.with_material_head(&net_config, &device);
+        net_config.material_head = true;
+    }
     let layout = Layout::with_features(config.variant, net_config.features);
     let resumed_from = (start > 0).then_some(start);
     let mut stopped_early = false;
     for step in start..config.steps {
-        let picks: Vec<&Sample> = (0..config.batch_size).map(|_| &samples[rng.below(samples.len())]).collect();
-        let (x, pi, mask, z) = batch_tensors(&layout, &picks, &targets, &device);
-        let (logits, v) = net.forward(x);
-        let (policy_loss, value_loss) = batch_losses(logits, v, pi, mask, z);
-        let loss = policy_loss.clone() + value_loss.clone();
+        let picks: Vec<usize> = (0..config.batch_size).map(|_| rng.below(samples.len())).collect();
+        let batch = batch_tensors(&layout, &picks, &samples, &material, &targets, &device);
+        let (logits, v, m) = net.forward_train(batch.input);
+        let (policy_loss, value_loss) = batch_losses(logits, v, batch.policy, batch.policy_mask, batch.value);
+        let mut loss = policy_loss.clone() + value_loss.clone();
+        let mut material_loss = None;
+        if let Some(m) = m.filter(|_| config.material.weight > 0.0) {
+            let l = masked_mse(m, batch.material, batch.material_mask);
+            loss = loss + l.clone().mul_scalar(config.material.weight);
+            material_loss = Some(l);
+        }
         let grads = GradientsParams::from_grads(loss.backward(), &net);
         net = optim.step(config.learning_rate, net, grads);
-        let l = StepLoss { step: step + 1, policy: policy_loss.into_scalar(), value: value_loss.into_scalar() };
+        let l = StepLoss {
+            step: step + 1,
+            policy: policy_loss.into_scalar(),
+            value: value_loss.into_scalar(),
+            material: material_loss.map(|l| l.into_scalar()),
+        };
         losses.push(l.clone());
         let out_of_time = step + 1 < config.steps && config.deadline.is_some_and(|d| std::time::Instant::now() >= d);
         if (step + 1) % config.checkpoint_every.max(1) == 0 || step + 1 == config.steps || out_of_time {
@@ -199,6 +183,50 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
     })
 }
 
+/// The samples of a run and what each teaches.
+struct Data {
+    samples: Vec<Sample>,
+    warnings: Vec<String>,
+    teacher_samples: usize,
+    teacher_scale: Option<f64>,
+    targets: Targets,
+    /// Per sample, in their order.
+    material: Vec<Option<f32>>,
+}
+
+fn read_data(config: &TrainConfig) -> Result<Data, TrainError> {
+    let (mut samples, mut warnings) = (Vec::new(), Vec::new());
+    for dir in &config.data {
+        let (s, w) = read_dir(dir, config.variant, config.window)?;
+        samples.extend(s);
+        warnings.extend(w);
+    }
+    if samples.is_empty() {
+        let dirs: Vec<String> = config.data.iter().map(|d| d.display().to_string()).collect();
+        return Err(TrainError::NoSamples { variant: config.variant, dirs: dirs.join(", ") });
+    }
+    let samples = merge_labelled(samples);
+    let teacher_samples = samples.iter().filter(|s| s.teacher.is_some()).count();
+    let teacher_scale = match config.teacher.scale {
+        Some(s) => Some(s),
+        None if teacher_samples > 0 => {
+            Some(crate::selfplay::label::fit_scale(&samples).map(|(s, _)| s).ok_or(TrainError::NoScale)?)
+        }
+        None => None,
+    };
+    let targets = Targets {
+        teacher: config.teacher.clone(),
+        scale: teacher_scale.unwrap_or(1.0),
+        search_value_weight: config.search_value_weight,
+    };
+    let material = if config.material.weight > 0.0 {
+        material_targets(&samples, config.material.plies)
+    } else {
+        vec![None; samples.len()]
+    };
+    Ok(Data { samples, warnings, teacher_samples, teacher_scale, targets, material })
+}
+
 /// The training losses of a batch: the soft cross-entropy of the policy
 /// logits `[B, P]` against the targets `pi` `[B, P]`, averaged over the
 /// samples whose `mask` `[B, 1]` is 1 (those with a policy target), and
@@ -215,6 +243,35 @@ pub fn batch_losses(
     let policy_loss = (per_sample * mask).sum() / weight;
     let value_loss = (v - z).powi_scalar(2).mean();
     (policy_loss, value_loss)
+}
+
+/// The mean squared error of `prediction` against `target` (both
+/// `[B, 1]`) over the samples whose `mask` is 1.
+pub fn masked_mse(prediction: Tensor<2>, target: Tensor<2>, mask: Tensor<2>) -> Tensor<1> {
+    let weight = mask.clone().sum().clamp_min(1.0);
+    ((prediction - target).powi_scalar(2) * mask).sum() / weight
+}
+
+/// Where training starts: a checkpoint of the same run, else the starting
+/// weights with a fresh optimiser.
+fn start(config: &TrainConfig, ckpt: &Path, device: &Device) -> Result<Checkpoint, TrainError> {
+    if let Some(c) = read_checkpoint(ckpt, config.variant, device)? {
+        return Ok(c);
+    }
+    let bytes = match &config.from {
+        Some(p) => std::fs::read(p).map_err(|source| TrainError::Read { path: p.display().to_string(), source })?,
+        None => crate::nn::shipped(config.variant).to_vec(),
+    };
+    let loaded = weights::load(&bytes, Some(config.variant), device)?;
+    let optim = AdamWConfig::new().with_weight_decay(config.weight_decay).init();
+    Ok(Checkpoint {
+        net: loaded.net,
+        config: loaded.config,
+        optim,
+        rng: Rng::new(config.seed),
+        step: 0,
+        losses: Vec::new(),
+    })
 }
 
 /// What a sample teaches: its value target and its policy target (`None`:
@@ -274,18 +331,39 @@ fn search_policy(s: &Sample) -> Option<Vec<(crate::rules::Move, f32)>> {
     (total > 0.0).then(|| s.policy.iter().zip(&weights).map(|(&(m, _), &w)| (m, w / total)).collect())
 }
 
-type Batch = (Tensor<4>, Tensor<2>, Tensor<2>, Tensor<2>);
+/// One batch's tensors.
+struct Batch {
+    /// `[B, planes, H, W]`
+    input: Tensor<4>,
+    /// Policy targets `[B, policy]` and their mask `[B, 1]` (1 where the
+    /// sample has a full-search target).
+    policy: Tensor<2>,
+    policy_mask: Tensor<2>,
+    /// Value targets `[B, 1]`.
+    value: Tensor<2>,
+    /// Material targets `[B, 1]` and their mask (1 where there is one).
+    material: Tensor<2>,
+    material_mask: Tensor<2>,
+}
 
-/// Inputs `[B, planes, H, W]`, policy targets `[B, policy]`, policy mask
-/// `[B, 1]` (1 where the sample has a full-search target), values `[B, 1]`.
-fn batch_tensors(layout: &Layout, picks: &[&Sample], targets: &Targets, device: &Device) -> Batch {
+/// The batch of the samples `picks`, with their material targets.
+fn batch_tensors(
+    layout: &Layout,
+    picks: &[usize],
+    samples: &[Sample],
+    material: &[Option<f32>],
+    targets: &Targets,
+    device: &Device,
+) -> Batch {
     let n = picks.len();
     let (len, plen) = (layout.input_len(), layout.policy_len());
     let mut input = vec![0.0f32; n * len];
     let mut target = vec![0.0f32; n * plen];
     let mut mask = vec![0.0f32; n];
     let mut value = vec![0.0f32; n];
-    for (i, s) in picks.iter().enumerate() {
+    let (mut aux, mut aux_mask) = (vec![0.0f32; n], vec![0.0f32; n]);
+    for (i, &k) in picks.iter().enumerate() {
+        let s = &samples[k];
         layout.encode(&s.position, s.repetitions, &mut input[i * len..(i + 1) * len]);
         let (v, policy) = targets.of(s);
         if let Some(policy) = policy {
@@ -295,14 +373,19 @@ fn batch_tensors(layout: &Layout, picks: &[&Sample], targets: &Targets, device: 
             }
         }
         value[i] = v;
+        if let Some(m) = material[k] {
+            (aux[i], aux_mask[i]) = (m, 1.0);
+        }
     }
-    let shape = [n, layout.planes, layout.height, layout.width];
-    (
-        Tensor::from_data(TensorData::new(input, shape), device),
-        Tensor::from_data(TensorData::new(target, [n, plen]), device),
-        Tensor::from_data(TensorData::new(mask, [n, 1]), device),
-        Tensor::from_data(TensorData::new(value, [n, 1]), device),
-    )
+    let column = |v: Vec<f32>| Tensor::from_data(TensorData::new(v, [n, 1]), device);
+    Batch {
+        input: Tensor::from_data(TensorData::new(input, [n, layout.planes, layout.height, layout.width]), device),
+        policy: Tensor::from_data(TensorData::new(target, [n, plen]), device),
+        policy_mask: column(mask),
+        value: column(value),
+        material: column(aux),
+        material_mask: column(aux_mask),
+    }
 }
 
 struct Checkpoint {
@@ -338,7 +421,8 @@ fn write_checkpoint(
     write_atomic(&optim_path, &optim_bytes)?;
     let mut state = format!("step {step}\nrng {}\n", rng.state());
     for l in losses {
-        state.push_str(&format!("loss {} {} {}\n", l.step, l.policy, l.value));
+        state.push_str(&format!("loss {} {} {}", l.step, l.policy, l.value));
+        state.push_str(&l.material.map_or("\n".to_string(), |m| format!(" {m}\n")));
     }
     write_atomic(&dir.join("state"), state.as_bytes())?;
     // Older files are no longer referenced.
@@ -365,10 +449,14 @@ fn read_checkpoint(dir: &Path, variant: Variant, device: &Device) -> Result<Opti
         match f.as_slice() {
             ["step", n] => step = n.parse().ok(),
             ["rng", s] => rng = s.parse().ok().map(Rng::new),
-            ["loss", s, p, v] => losses.push(StepLoss {
+            ["loss", s, p, v, m @ ..] if m.len() <= 1 => losses.push(StepLoss {
                 step: s.parse().map_err(|_| bad("bad loss line"))?,
                 policy: p.parse().map_err(|_| bad("bad loss line"))?,
                 value: v.parse().map_err(|_| bad("bad loss line"))?,
+                material: match m.first() {
+                    Some(m) => Some(m.parse().map_err(|_| bad("bad loss line"))?),
+                    None => None,
+                },
             }),
             _ => return Err(bad(&format!("bad line '{line}'"))),
         }
@@ -391,15 +479,27 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
 
 /// Writes `<out>.losses.csv` and the chart `<out>.losses.svg`.
 fn write_losses(out: &Path, losses: &[StepLoss]) -> Result<(), TrainError> {
-    let mut csv = String::from("step,policy_loss,value_loss\n");
+    let material = losses.iter().any(|l| l.material.is_some());
+    let mut csv = String::from(if material {
+        "step,policy_loss,value_loss,material_loss\n"
+    } else {
+        "step,policy_loss,value_loss\n"
+    });
     for l in losses {
-        csv.push_str(&format!("{},{},{}\n", l.step, l.policy, l.value));
+        csv.push_str(&format!("{},{},{}", l.step, l.policy, l.value));
+        if material {
+            csv.push_str(&l.material.map_or(",".to_string(), |m| format!(",{m}")));
+        }
+        csv.push('\n');
     }
     write_atomic(&with_suffix(out, ".losses.csv"), csv.as_bytes())?;
-    let series = [
+    let mut series = vec![
         ("policy", losses.iter().map(|l| (l.step as f64, l.policy as f64)).collect::<Vec<_>>()),
         ("value", losses.iter().map(|l| (l.step as f64, l.value as f64)).collect::<Vec<_>>()),
     ];
+    if material {
+        series.push(("material", losses.iter().filter_map(|l| Some((l.step as f64, l.material? as f64))).collect()));
+    }
     let chart = super::plot::Chart { title: "Training losses", x_label: "step", y_label: "loss", series: &series };
     write_atomic(&with_suffix(out, ".losses.svg"), super::plot::line_chart(&chart, 640, 360).as_bytes())
 }

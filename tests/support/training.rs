@@ -52,6 +52,7 @@ pub fn setup(name: &str) -> (PathBuf, TrainConfig) {
         data: vec![dir.join("data")],
         teacher: pantheon::train::TeacherTargets::default(),
         search_value_weight: 0.0,
+        material: Default::default(),
         from: Some(from),
         out: dir.join("out.pnet"),
         steps: 6,
