@@ -240,3 +240,54 @@ fn shipped_nets_load_for_every_variant() {
         assert_eq!(eval.evaluate(&reqs).len(), 2);
     }
 }
+
+#[test]
+fn pantheons_cpu_forward_pass_matches_burns() {
+    // The shipped nets have trained batch-norm statistics, so the folding
+    // is exercised; the batch sizes split unevenly between threads.
+    for variant in Variant::ALL {
+        let device = Device::flex();
+        let loaded = weights::load(pantheon::nn::shipped(variant), Some(variant), &device).unwrap();
+        let mut eval = NetEvaluator::new(loaded.net, loaded.config, variant, device, 64, "t".into());
+        assert!(eval.cpu_forward(), "the CPU uses Pantheon's forward pass by default");
+        let layout = Layout::with_features(variant, eval.config().features);
+        for n in [1, 7, 20] {
+            let mut input = vec![0.0f32; n * layout.input_len()];
+            for (req, chunk) in requests(variant, n).iter().zip(input.chunks_mut(layout.input_len())) {
+                layout.encode(&req.position, req.repetitions, chunk);
+            }
+            eval.set_cpu_forward(true);
+            let (logits, values) = eval.forward_raw(input.clone(), n);
+            eval.set_cpu_forward(false);
+            assert!(!eval.cpu_forward());
+            let input_copy = input.clone();
+            let (want_logits, want_values) = eval.forward_raw(input, n);
+            assert_eq!((logits.len(), values.len()), (want_logits.len(), want_values.len()));
+            let worst = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+            assert!(worst(&logits, &want_logits) < 2e-3, "{variant} n={n}: logits {}", worst(&logits, &want_logits));
+            assert!(worst(&values, &want_values) < 1e-4, "{variant} n={n}: values {}", worst(&values, &want_values));
+            // In bf16 (where the CPU has it) the products lose precision:
+            // the outputs stay close, the policy's order mostly the same.
+            eval.set_cpu_forward(true);
+            if eval.set_precision(pantheon::nn::Precision::Bf16).is_ok() {
+                let (logits, values) = eval.forward_raw(input_copy.clone(), n);
+                eval.set_precision(pantheon::nn::Precision::F32).unwrap();
+                println!(
+                    "{variant} n={n}: bf16 logits {}, values {}",
+                    worst(&logits, &want_logits),
+                    worst(&values, &want_values)
+                );
+                assert!(
+                    worst(&logits, &want_logits) < 0.25,
+                    "{variant} n={n}: bf16 logits {}",
+                    worst(&logits, &want_logits)
+                );
+                assert!(
+                    worst(&values, &want_values) < 0.05,
+                    "{variant} n={n}: bf16 values {}",
+                    worst(&values, &want_values)
+                );
+            }
+        }
+    }
+}

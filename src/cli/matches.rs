@@ -67,6 +67,10 @@ pub struct MatchCommand {
     /// the root stays PUCT): one value for both, or A,B.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [super::rl::Root::Puct])]
     root: Vec<super::rl::Root>,
+    /// The nets' number format: f32, bf16 (CPU with AVX-512 BF16) or f16
+    /// (GPU): one value for both, or A,B.
+    #[arg(long, value_delimiter = ',', default_values_t = [crate::nn::Precision::F32])]
+    precision: Vec<crate::nn::Precision>,
     /// Write each game to this file as it ends: a comment line with the
     /// players and the result, then a USI `position ... moves ...` line.
     #[arg(long)]
@@ -81,8 +85,9 @@ pub struct MatchCommand {
 impl MatchCommand {
     pub fn run(self) -> Result<()> {
         let config = self.config()?;
-        let pa = self.player(&self.a, &self.a_options, &self.a_go)?;
-        let pb = self.player(&self.b, &self.b_options, &self.b_go)?;
+        let precision = per_player(&self.precision, "--precision")?;
+        let pa = self.player(&self.a, &self.a_options, &self.a_go, precision[0])?;
+        let pb = self.player(&self.b, &self.b_options, &self.b_go, precision[1])?;
         let mut writer = GameWriter::new(&self)?;
         let result = crate::selfplay::play_match(&config, pa, pb, &mut |g| writer.game(g));
         println!("{} vs {}: {result}", self.a, self.b);
@@ -124,7 +129,13 @@ impl MatchCommand {
 
     /// A player from its `--a`/`--b` spec: an external engine (checked
     /// to answer as a USI engine of this variant), a baseline or a net.
-    fn player(&self, spec: &str, options: &[String], go: &str) -> Result<crate::selfplay::Player> {
+    fn player(
+        &self,
+        spec: &str,
+        options: &[String],
+        go: &str,
+        precision: crate::nn::Precision,
+    ) -> Result<crate::selfplay::Player> {
         use crate::selfplay::Player;
         if let Some(command) = spec.strip_prefix("usi:") {
             let engine = teacher::engine_spec(command, options, go, self.engine_timeout)?;
@@ -139,12 +150,9 @@ impl MatchCommand {
             "greedy" => Player::Greedy,
             model => {
                 let model: crate::nn::ModelSource = model.parse()?;
-                Player::Search(std::sync::Arc::new(crate::nn::NetEvaluator::load(
-                    self.variant,
-                    &model,
-                    self.device,
-                    8,
-                )?))
+                let mut net = crate::nn::NetEvaluator::load(self.variant, &model, self.device, 8)?;
+                net.set_precision(precision)?;
+                Player::Search(std::sync::Arc::new(net))
             }
         })
     }

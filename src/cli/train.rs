@@ -117,8 +117,9 @@ fn print_progress(l: &crate::train::StepLoss, steps: usize, started: Instant) {
     let pct = 100.0 * l.step as f64 / steps as f64;
     let filled = (pct / 5.0) as usize;
     let bar = format!("{}{}", "#".repeat(filled), ".".repeat(20 - filled.min(20)));
+    let material = l.material.map_or(String::new(), |m| format!("  material loss {m:.4}"));
     println!(
-        "[{bar}] step {:>7}/{steps} ({pct:5.1}%)  policy loss {:.4}  value loss {:.4}  {:.1} s",
+        "[{bar}] step {:>7}/{steps} ({pct:5.1}%)  policy loss {:.4}  value loss {:.4}{material}  {:.1} s",
         l.step,
         l.policy,
         l.value,

@@ -23,6 +23,8 @@ pub enum DeviceError {
     NoAdapter(String),
     #[error("f16 needs a GPU whose adapter supports it; this device: {0}")]
     NoHalfPrecision(String),
+    #[error("bf16 needs the CPU device on a CPU with AVX-512 BF16; this device: {0}")]
+    NoBf16(String),
     #[error("the throughput probe failed: {0}")]
     Probe(String),
 }
@@ -117,9 +119,12 @@ pub enum Precision {
     /// Half precision (GPU only, where the adapter supports it); inputs
     /// and outputs stay f32 on the host.
     F16,
+    /// bfloat16 products with f32 sums in the 3x3 convolutions (the CPU
+    /// device, on CPUs with AVX-512 BF16).
+    Bf16,
 }
 
-named_enum!(Precision, "precision", { F32 => "f32", F16 => "f16" });
+named_enum!(Precision, "precision", { F32 => "f32", F16 => "f16", Bf16 => "bf16" });
 
 /// Whether the device computes in f16 (a GPU whose adapter supports it).
 pub fn supports_f16(device: &Device) -> bool {

@@ -81,6 +81,9 @@ pub struct Timings {
 /// does not autotune and runs the exact batch.
 pub struct NetEvaluator {
     net: Net,
+    /// The same net for [`super::cpu`]'s forward pass, on the CPU device
+    /// (`None` on a GPU, in f16, or when turned off for a comparison).
+    cpu: Option<super::cpu::CpuNet>,
     device: Device,
     layout: Layout,
     config: NetConfig,
@@ -127,8 +130,10 @@ impl DeviceIdle {
 
 impl NetEvaluator {
     pub fn new(net: Net, config: NetConfig, variant: Variant, device: Device, max_batch: usize, name: String) -> Self {
+        let net = net.valid();
         NetEvaluator {
-            net: net.valid(),
+            cpu: (device == Device::flex()).then(|| super::cpu::CpuNet::new(&net, &config, false)),
+            net,
             pad: device != Device::flex(),
             policy_kernel: device != Device::flex(),
             sync_stages: false,
@@ -165,21 +170,45 @@ impl NetEvaluator {
     /// Runs the net in `precision` from now on: f16 casts the weights
     /// (and the running statistics of batch norm) on the device; f32 after
     /// f16 is refused, as the cast lost the f32 weights. f16 needs a GPU
-    /// whose adapter supports it.
+    /// whose adapter supports it; bf16 (the 3x3 convolutions' products in
+    /// bf16, sums in f32) the CPU device on a CPU with AVX-512 BF16.
     pub fn set_precision(&mut self, precision: Precision) -> Result<(), DeviceError> {
         if precision == self.precision {
             return Ok(());
         }
-        if precision == Precision::F32 || !super::supports_f16(&self.device) {
-            return Err(DeviceError::NoHalfPrecision(describe(&self.device)));
+        let cpu = self.device == Device::flex();
+        match precision {
+            Precision::Bf16 if cpu && self.precision == Precision::F32 && super::bf16::supported() => {
+                self.cpu = Some(super::cpu::CpuNet::new(&self.net, &self.config, true));
+            }
+            Precision::Bf16 => return Err(DeviceError::NoBf16(describe(&self.device))),
+            Precision::F16 if self.precision == Precision::F32 && super::supports_f16(&self.device) => {
+                self.net = self.net.clone().map(&mut CastFloats(burn::tensor::FloatDType::F16));
+                self.cpu = None;
+            }
+            Precision::F32 if self.precision == Precision::Bf16 => {
+                self.cpu = Some(super::cpu::CpuNet::new(&self.net, &self.config, false));
+            }
+            _ => return Err(DeviceError::NoHalfPrecision(describe(&self.device))),
         }
-        self.net = self.net.clone().map(&mut CastFloats(burn::tensor::FloatDType::F16));
         self.precision = precision;
         Ok(())
     }
 
     pub fn precision(&self) -> Precision {
         self.precision
+    }
+
+    /// Whether the forward pass on the CPU is [`super::cpu`]'s (the
+    /// default there) or burn's (`false`; for comparisons; burn's is f32
+    /// even in bf16). No effect on a GPU or in f16.
+    pub fn set_cpu_forward(&mut self, fused: bool) {
+        self.cpu = (fused && self.device == Device::flex() && self.precision != Precision::F16)
+            .then(|| super::cpu::CpuNet::new(&self.net, &self.config, self.precision == Precision::Bf16));
+    }
+
+    pub fn cpu_forward(&self) -> bool {
+        self.cpu.is_some()
     }
 
     /// How long the device has waited for this evaluator's batches since
@@ -289,6 +318,9 @@ impl NetEvaluator {
 
     /// Raw forward pass of `n` encoded positions: policy logits and values.
     pub fn forward_raw(&self, input: Vec<f32>, n: usize) -> (Vec<f32>, Vec<f32>) {
+        if let Some(cpu) = &self.cpu {
+            return cpu.forward(&input, n);
+        }
         let (logits, values) = self.forward(self.upload(input, n));
         (read(logits), read(values))
     }
@@ -298,7 +330,7 @@ impl NetEvaluator {
         let l = &self.layout;
         let x = Tensor::<4>::from_data(TensorData::new(input, [n, l.planes, l.height, l.width]), &self.device);
         match self.precision {
-            Precision::F32 => x,
+            Precision::F32 | Precision::Bf16 => x,
             Precision::F16 => x.cast(burn::tensor::FloatDType::F16),
         }
     }
@@ -307,7 +339,7 @@ impl NetEvaluator {
     fn forward(&self, x: Tensor<4>) -> (Tensor<2>, Tensor<2>) {
         let (logits, values) = self.net.forward(x);
         match self.precision {
-            Precision::F32 => (logits, values),
+            Precision::F32 | Precision::Bf16 => (logits, values),
             Precision::F16 => (logits.cast(burn::tensor::FloatDType::F32), values.cast(burn::tensor::FloatDType::F32)),
         }
     }
@@ -326,24 +358,32 @@ impl NetEvaluator {
         }
         t.encode = started.elapsed();
         self.device_begins();
-        let started = Instant::now();
-        let x = self.upload(input, n);
-        self.sync();
-        t.upload = started.elapsed();
-        let started = Instant::now();
-        let (logits, values) = self.forward(x);
-        self.sync();
-        t.forward = started.elapsed();
-        if self.policy_kernel
-            && let Some(out) = self.policies_on_gpu(batch, n, &logits, &values, &mut t)
-        {
-            self.device_ends();
-            return (out, t);
-        }
-        let started = Instant::now();
-        let (logits, values) = (read(logits), read(values));
+        let (logits, values) = if let Some(cpu) = &self.cpu {
+            let started = Instant::now();
+            let out = cpu.forward(&input, n);
+            t.forward = started.elapsed();
+            out
+        } else {
+            let started = Instant::now();
+            let x = self.upload(input, n);
+            self.sync();
+            t.upload = started.elapsed();
+            let started = Instant::now();
+            let (logits, values) = self.forward(x);
+            self.sync();
+            t.forward = started.elapsed();
+            if self.policy_kernel
+                && let Some(out) = self.policies_on_gpu(batch, n, &logits, &values, &mut t)
+            {
+                self.device_ends();
+                return (out, t);
+            }
+            let started = Instant::now();
+            let out = (read(logits), read(values));
+            t.download = started.elapsed();
+            out
+        };
         self.device_ends();
-        t.download = started.elapsed();
         let started = Instant::now();
         let p = l.policy_len();
         let out = batch
@@ -436,7 +476,7 @@ impl Evaluator for NetEvaluator {
     fn name(&self) -> String {
         match self.precision {
             Precision::F32 => self.name.clone(),
-            Precision::F16 => format!("{}, f16", self.name),
+            p => format!("{}, {p}", self.name),
         }
     }
 

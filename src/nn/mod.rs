@@ -33,6 +33,8 @@ macro_rules! named_enum {
     };
 }
 
+pub mod bf16;
+pub mod cpu;
 pub mod device;
 pub mod encode;
 pub mod evaluator;

@@ -125,10 +125,10 @@ fn material_head(value_hidden: usize, device: &Device) -> Linear {
 
 #[derive(Module, Debug)]
 pub struct ResidualBlock {
-    conv1: Conv2d,
-    bn1: BatchNorm,
-    conv2: Conv2d,
-    bn2: BatchNorm,
+    pub(super) conv1: Conv2d,
+    pub(super) bn1: BatchNorm,
+    pub(super) conv2: Conv2d,
+    pub(super) bn2: BatchNorm,
 }
 
 impl ResidualBlock {
@@ -145,16 +145,16 @@ impl ResidualBlock {
 /// head's prediction `[B, 1]` in [-1, 1] where the net has one.
 #[derive(Module, Debug)]
 pub struct Net {
-    stem: Conv2d,
-    stem_bn: BatchNorm,
-    blocks: Vec<ResidualBlock>,
-    policy_conv: Conv2d,
-    policy_bn: BatchNorm,
-    policy_out: Conv2d,
-    value_conv: Conv2d,
-    value_bn: BatchNorm,
-    value_fc: Linear,
-    value_out: Linear,
+    pub(super) stem: Conv2d,
+    pub(super) stem_bn: BatchNorm,
+    pub(super) blocks: Vec<ResidualBlock>,
+    pub(super) policy_conv: Conv2d,
+    pub(super) policy_bn: BatchNorm,
+    pub(super) policy_out: Conv2d,
+    pub(super) value_conv: Conv2d,
+    pub(super) value_bn: BatchNorm,
+    pub(super) value_fc: Linear,
+    pub(super) value_out: Linear,
     material_out: Option<Linear>,
     relu: Relu,
 }

@@ -11,6 +11,13 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Which forward pass runs on the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CpuForward {
+    Own,
+    Burn,
+}
+
 #[derive(Args, Debug)]
 pub struct NnBench {
     #[arg(long, default_value = "mansindam")]
@@ -31,6 +38,11 @@ pub struct NnBench {
     /// where the adapter has no f16).
     #[arg(long, value_delimiter = ',', default_value = "f32")]
     precision: Vec<Precision>,
+    /// On the CPU, the forward passes measured, comma-separated: own
+    /// (Pantheon's, what play uses) and burn (burn's CPU backend), taken
+    /// in turn at each batch size.
+    #[arg(long, value_delimiter = ',', default_value = "own")]
+    cpu_forward: Vec<CpuForward>,
     /// Also write the figures to this file as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -54,22 +66,22 @@ impl NnBench {
             let flops = header["flops_per_position"].as_f64().unwrap_or(0.0);
             // On the GPU both policy paths are measured: every logit read
             // back and the softmax on the CPU ("plain"), or the WGSL
-            // masked-softmax kernel.
-            let paths: &[bool] = if eval.policy_kernel() { &[false, true] } else { &[false] };
-            for (&b, &kernel) in self.batch.iter().flat_map(|b| paths.iter().map(move |k| (b, k))) {
-                eval.set_policy_kernel(kernel);
-                let softmax = match (kernel, paths.len()) {
-                    (true, _) => "kernel",
-                    (false, 2) => "plain",
-                    _ => "cpu",
-                };
-                let row = Row {
-                    precision,
-                    batch: b,
-                    softmax,
-                    flops,
-                    stages: median_timings(&eval, &positions[..b], self.runs),
-                };
+            // masked-softmax kernel. On the CPU, the forward passes asked
+            // for.
+            let paths: Vec<&'static str> = if eval.policy_kernel() {
+                vec!["plain", "kernel"]
+            } else if eval.cpu_forward() {
+                self.cpu_forward.iter().map(|f| if *f == CpuForward::Own { "own" } else { "burn" }).collect()
+            } else {
+                vec!["cpu"]
+            };
+            for (&b, &path) in self.batch.iter().flat_map(|b| paths.iter().map(move |p| (b, p))) {
+                eval.set_policy_kernel(path == "kernel");
+                if path == "own" || path == "burn" {
+                    eval.set_cpu_forward(path == "own");
+                }
+                let row =
+                    Row { precision, batch: b, path, flops, stages: median_timings(&eval, &positions[..b], self.runs) };
                 row.print();
                 rows.push(row.json());
             }
@@ -91,7 +103,7 @@ fn print_header(eval: &NetEvaluator) -> Value {
         "{:>4} {:>6} {:>7} {:>12} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8}",
         "prec",
         "batch",
-        "softmax",
+        "path",
         "positions/s",
         "GFLOP/s",
         "total ms",
@@ -120,7 +132,8 @@ fn median_timings(eval: &NetEvaluator, batch: &[EvalRequest], runs: u32) -> Timi
 struct Row {
     precision: Precision,
     batch: usize,
-    softmax: &'static str,
+    /// The policy path on a GPU, the forward pass on the CPU.
+    path: &'static str,
     /// FLOPs per position.
     flops: f64,
     stages: Timings,
@@ -141,7 +154,7 @@ impl Row {
             "{:>4} {:>6} {:>7} {:>12.0} {:>9.1} {:>9.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
             self.precision.to_string(),
             self.batch,
-            self.softmax,
+            self.path,
             per_s,
             per_s * self.flops / 1e9,
             ms(total(t)),
@@ -156,7 +169,7 @@ impl Row {
     fn json(&self) -> Value {
         let (per_s, t) = (self.positions_per_s(), &self.stages);
         json!({
-            "precision": self.precision.to_string(), "batch": self.batch, "softmax": self.softmax,
+            "precision": self.precision.to_string(), "batch": self.batch, "path": self.path,
             "positions_per_s": per_s, "gflops": per_s * self.flops / 1e9, "total_ms": ms(total(t)),
             "encode_ms": ms(t.encode), "upload_ms": ms(t.upload), "forward_ms": ms(t.forward),
             "download_ms": ms(t.download), "policy_ms": ms(t.policy),
