@@ -338,11 +338,15 @@ impl crate::usi::Networks for EngineNets {
         variant: Variant,
         model_file: &str,
         device: &str,
+        precision: &str,
         batch: usize,
     ) -> Result<std::sync::Arc<dyn crate::mcts::Evaluator>, crate::nn::LoadError> {
         let choice: crate::nn::DeviceChoice = device.parse()?;
+        let precision: crate::nn::Precision = precision.parse()?;
         let model = model_file.parse().unwrap_or_default();
-        Ok(std::sync::Arc::new(crate::nn::NetEvaluator::load(variant, &model, choice, batch)?))
+        let mut net = crate::nn::NetEvaluator::load(variant, &model, choice, batch)?;
+        net.set_precision(precision)?;
+        Ok(std::sync::Arc::new(net))
     }
 }
 

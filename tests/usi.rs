@@ -122,6 +122,7 @@ fn handshake_lists_options_and_variants() {
         "USI_Ponder",
         "ModelFile",
         "Device",
+        "Precision",
         "BatchSize",
         "ByoyomiMargin",
         "MatePlies",
@@ -413,6 +414,18 @@ fn a_bad_model_file_is_reported_the_shipped_net_used_and_the_device_named() {
     let lines = e.until("readyok");
     assert!(lines.iter().any(|l| l.contains("not minishogi")), "{lines:?}");
     e.send("setoption name ModelFile value <empty>");
+    // bf16 on the CPU where it has AVX-512 BF16; elsewhere a clear error
+    // and the f32 net.
+    e.send("setoption name Device value cpu");
+    e.send("setoption name Precision value bf16");
+    e.send("go nodes 50");
+    let lines = e.until("bestmove");
+    if pantheon::nn::bf16::supported() {
+        assert!(lines.iter().any(|l| l.starts_with("info string evaluator:") && l.ends_with(", bf16")), "{lines:?}");
+    } else {
+        assert!(lines.iter().any(|l| l.starts_with("info string error") && l.contains("bf16")), "{lines:?}");
+    }
+    e.send("setoption name Precision value f32");
     e.send("setoption name Device value gpu");
     e.send("go nodes 50");
     let lines = e.until("bestmove");

@@ -20,6 +20,7 @@ pub struct Spec {
 
 pub const VARIANTS: &[&str] = &["minishogi", "mansindam", "pandemonium", "pandemonium2022"];
 pub const DEVICES: &[&str] = &["auto", "gpu", "cpu"];
+pub const PRECISIONS: &[&str] = &["f32", "bf16", "f16"];
 
 /// Every option, in the order `usi` lists them.
 pub const SPECS: &[Spec] = &[
@@ -30,6 +31,7 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "USI_Ponder", kind: Kind::Check(false) },
     Spec { name: "ModelFile", kind: Kind::Str("") },
     Spec { name: "Device", kind: Kind::Combo { default: "auto", vars: DEVICES } },
+    Spec { name: "Precision", kind: Kind::Combo { default: "f32", vars: PRECISIONS } },
     Spec { name: "BatchSize", kind: Kind::Spin { default: 32, min: 1, max: 4096 } },
     Spec { name: "ByoyomiMargin", kind: Kind::Spin { default: 100, min: 0, max: 60_000 } },
     Spec { name: "ResignThreshold", kind: Kind::Spin { default: 0, min: 0, max: 100_000 } },
@@ -53,6 +55,9 @@ pub struct Options {
     pub model_file: String,
     /// `auto`, `gpu` or `cpu`.
     pub device: String,
+    /// The net's number format: `f32`, `bf16` (CPU with AVX-512 BF16) or
+    /// `f16` (GPU).
+    pub precision: String,
     pub batch_size: usize,
     /// Milliseconds kept in hand from the clock.
     pub byoyomi_margin_ms: u64,
@@ -77,6 +82,7 @@ impl Default for Options {
             ponder: false,
             model_file: String::new(),
             device: "auto".into(),
+            precision: "f32".into(),
             batch_size: 32,
             byoyomi_margin_ms: 100,
             resign_cp: 0,
@@ -186,6 +192,7 @@ impl Options {
                 match canonical {
                     "USI_Variant" => self.variant = v.parse().expect("listed variants parse"),
                     "Device" => self.device = v.to_string(),
+                    "Precision" => self.precision = v.to_string(),
                     _ => unreachable!("every combo option is handled"),
                 }
             }

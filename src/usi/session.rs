@@ -20,12 +20,14 @@ use std::time::Duration;
 /// the variant's shipped net) for a device.
 pub trait Networks: Send {
     /// An evaluator for `variant` from `model_file` (empty: the shipped
-    /// net) on `device` (`auto`, `gpu`, `cpu`) with batches up to `batch`.
+    /// net) on `device` (`auto`, `gpu`, `cpu`) in `precision` (`f32`,
+    /// `bf16`, `f16`) with batches up to `batch`.
     fn load(
         &mut self,
         variant: Variant,
         model_file: &str,
         device: &str,
+        precision: &str,
         batch: usize,
     ) -> Result<Arc<dyn Evaluator>, crate::nn::LoadError>;
 }
@@ -70,8 +72,9 @@ pub enum Flow {
     Quit,
 }
 
-/// What an evaluator was loaded for: variant, model file, device, batch.
-type NetKey = (Variant, String, String, usize);
+/// What an evaluator was loaded for: variant, model file, device,
+/// precision, batch.
+type NetKey = (Variant, String, String, String, usize);
 
 /// The engine between commands.
 pub struct Session {
@@ -200,17 +203,17 @@ impl Session {
     /// Loads the evaluator the options ask for, unless already loaded.
     fn ensure_evaluator(&mut self) -> Arc<dyn Evaluator> {
         let o = &self.options;
-        let key = (o.variant, o.model_file.clone(), o.device.clone(), o.batch_size);
+        let key = (o.variant, o.model_file.clone(), o.device.clone(), o.precision.clone(), o.batch_size);
         if let Some((k, e)) = &self.loaded
             && *k == key
         {
             return e.clone();
         }
-        let evaluator = match self.networks.load(o.variant, &o.model_file, &o.device, o.batch_size) {
+        let evaluator = match self.networks.load(o.variant, &o.model_file, &o.device, &o.precision, o.batch_size) {
             Ok(e) => e,
             Err(err) => {
                 self.out.error(&format!("cannot load the network: {err}; using the shipped net on the cpu"));
-                match self.networks.load(o.variant, "", "cpu", o.batch_size) {
+                match self.networks.load(o.variant, "", "cpu", "f32", o.batch_size) {
                     Ok(e) => e,
                     Err(err) => {
                         self.out.error(&format!("cannot load the shipped net either: {err}; searching without one"));

@@ -13,7 +13,7 @@ use std::sync::Arc;
 pub struct Uniform;
 
 impl Networks for Uniform {
-    fn load(&mut self, _: Variant, model: &str, _: &str, _: usize) -> Result<Arc<dyn Evaluator>, LoadError> {
+    fn load(&mut self, _: Variant, model: &str, _: &str, _: &str, _: usize) -> Result<Arc<dyn Evaluator>, LoadError> {
         if model.is_empty() {
             return Ok(Arc::new(UniformEvaluator));
         }
