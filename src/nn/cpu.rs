@@ -144,12 +144,18 @@ fn matmul(dst: &mut [f32], lhs: &[f32], rhs: &[f32], m: usize, k: usize, n: usiz
     }
 }
 
-/// One thread's buffers.
+/// One thread's buffers: three activations and a convolution's own.
 #[derive(Default)]
 struct Scratch {
     a: Vec<f32>,
     b: Vec<f32>,
     c: Vec<f32>,
+    conv: ConvScratch,
+}
+
+/// An im2col tile (f32, or bf16 pairs with the input rounded to bf16).
+#[derive(Default)]
+struct ConvScratch {
     col: Vec<f32>,
     col16: Vec<u32>,
     src16: Vec<u16>,
@@ -233,15 +239,15 @@ impl CpuNet {
                 }
             }
         }
-        self.conv(&self.stem, n, &s.a, &mut s.b, (&mut s.col, &mut s.col16, &mut s.src16), None, true);
+        self.conv(&self.stem, n, &s.a, &mut s.b, &mut s.conv, None, true);
         for [first, second] in &self.blocks {
-            self.conv(first, n, &s.b, &mut s.c, (&mut s.col, &mut s.col16, &mut s.src16), None, true);
-            self.conv(second, n, &s.c, &mut s.a, (&mut s.col, &mut s.col16, &mut s.src16), Some(&s.b), true);
+            self.conv(first, n, &s.b, &mut s.c, &mut s.conv, None, true);
+            self.conv(second, n, &s.c, &mut s.a, &mut s.conv, Some(&s.b), true);
             std::mem::swap(&mut s.a, &mut s.b);
         }
         // The trunk's output is in b.
-        self.conv(&self.policy, n, &s.b, &mut s.a, (&mut s.col, &mut s.col16, &mut s.src16), None, true);
-        self.conv(&self.policy_out, n, &s.a, &mut s.c, (&mut s.col, &mut s.col16, &mut s.src16), None, false);
+        self.conv(&self.policy, n, &s.b, &mut s.a, &mut s.conv, None, true);
+        self.conv(&self.policy_out, n, &s.a, &mut s.c, &mut s.conv, None, false);
         let types = self.policy_out.outputs;
         for p in 0..n {
             for q in 0..hw {
@@ -250,7 +256,7 @@ impl CpuNet {
                 }
             }
         }
-        self.conv(&self.value, n, &s.b, &mut s.a, (&mut s.col, &mut s.col16, &mut s.src16), None, true);
+        self.conv(&self.value, n, &s.b, &mut s.a, &mut s.conv, None, true);
         let vc = self.value.outputs;
         let (fc, out) = (&self.value_fc, &self.value_out);
         // [n * H * W, vc] -> [n, vc * H * W] (channel-major, as burn
@@ -264,14 +270,14 @@ impl CpuNet {
                 }
             }
         }
-        s.col.clear();
-        s.col.resize(n * fc.outputs, 0.0);
-        matmul(&mut s.col, &s.c, &fc.weights, n, fc.inputs, fc.outputs);
-        for (x, b) in s.col.iter_mut().zip(fc.bias.iter().cycle()) {
+        s.b.clear();
+        s.b.resize(n * fc.outputs, 0.0);
+        matmul(&mut s.b, &s.c, &fc.weights, n, fc.inputs, fc.outputs);
+        for (x, b) in s.b.iter_mut().zip(fc.bias.iter().cycle()) {
             *x = (*x + b).max(0.0);
         }
         for (p, v) in values.iter_mut().enumerate() {
-            let hidden = &s.col[p * fc.outputs..(p + 1) * fc.outputs];
+            let hidden = &s.b[p * fc.outputs..(p + 1) * fc.outputs];
             let sum: f32 = hidden.iter().zip(&out.weights).map(|(h, w)| h * w).sum();
             *v = (sum + out.bias[0]).tanh();
         }
@@ -286,10 +292,11 @@ impl CpuNet {
         n: usize,
         src: &[f32],
         dst: &mut Vec<f32>,
-        (col, col16, src16): (&mut Vec<f32>, &mut Vec<u32>, &mut Vec<u16>),
+        scratch: &mut ConvScratch,
         residual: Option<&[f32]>,
         relu: bool,
     ) {
+        let ConvScratch { col, col16, src16 } = scratch;
         let rows = n * self.height * self.width;
         let (cin, cout) = (conv.inputs, conv.outputs);
         let kk = conv.k * conv.k * cin;
