@@ -51,6 +51,9 @@ struct Dense {
 /// A net's weights laid out for [`CpuNet::forward`].
 #[derive(Clone, Debug)]
 pub struct CpuNet {
+    /// Threads a batch is split between at most: the CPU's cores (asked
+    /// once; the query reads the cgroup's limits each time).
+    threads: usize,
     height: usize,
     width: usize,
     planes: usize,
@@ -182,6 +185,7 @@ impl CpuNet {
         };
         let blocks = net.blocks.iter().map(|b| [conv(&b.conv1, Some(&b.bn1)), conv(&b.conv2, Some(&b.bn2))]).collect();
         CpuNet {
+            threads: std::thread::available_parallelism().map_or(1, |t| t.get()),
             height: config.height,
             width: config.width,
             planes: config.planes,
@@ -203,7 +207,7 @@ impl CpuNet {
         assert_eq!(input.len(), n * len, "input of {n} positions");
         let mut logits = vec![0.0; n * plen];
         let mut values = vec![0.0; n];
-        let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(n.div_ceil(4)).max(1);
+        let threads = self.threads.min(n.div_ceil(4)).max(1);
         let per = n.div_ceil(threads).max(1);
         let run = |(input, (logits, values)): (&[f32], (&mut [f32], &mut [f32]))| {
             self.forward_chunk(input, logits, values, &mut Scratch::default());

@@ -9,7 +9,7 @@
 //! positions) get no target. The balance is [`material_balance`] in units
 //! of the variant's most valuable piece, squashed by tanh into [-1, 1].
 
-use crate::rules::{Position, Variant};
+use crate::rules::Position;
 use crate::selfplay::Sample;
 use crate::selfplay::baselines::{material_balance, material_values};
 
@@ -43,7 +43,10 @@ pub fn material_targets(samples: &[Sample], plies: usize) -> Vec<Option<f32>> {
         .map(|i| follows(&samples[i].position, &samples[i + 1].position))
         .chain(std::iter::once(false))
         .collect();
-    let mut scales: Vec<(Variant, Vec<f32>, f32)> = Vec::new();
+    let Some(first) = samples.first() else { return Vec::new() };
+    // Training reads one variant's shards.
+    let values = material_values(first.position.variant());
+    let top = values.iter().copied().fold(0.0f32, f32::max).max(1.0);
     (0..n)
         .map(|i| {
             let before = i > 0 && linked[i - 1];
@@ -55,14 +58,7 @@ pub fn material_targets(samples: &[Sample], plies: usize) -> Vec<Option<f32>> {
                 j += 1;
             }
             let me = &samples[i].position;
-            let variant = me.variant();
-            if !scales.iter().any(|s| s.0 == variant) {
-                let values = material_values(variant);
-                let top = values.iter().copied().fold(0.0f32, f32::max).max(1.0);
-                scales.push((variant, values, top));
-            }
-            let (_, values, top) = scales.iter().find(|s| s.0 == variant).expect("pushed above");
-            Some((material_balance(&samples[j].position, values, me.side_to_move()) / top).tanh())
+            Some((material_balance(&samples[j].position, &values, me.side_to_move()) / top).tanh())
         })
         .collect()
 }
@@ -70,6 +66,7 @@ pub fn material_targets(samples: &[Sample], plies: usize) -> Vec<Option<f32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::Variant;
 
     fn sample(position: Position) -> Sample {
         Sample {
