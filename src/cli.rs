@@ -172,10 +172,11 @@ impl TeacherTargetArgs {
     }
 }
 
-/// The auxiliary material target: the net's material head learns the
-/// material balance a few plies later in the game.
+/// The auxiliary targets: the net's material head learns the material
+/// balance a few plies later in the game, its reply head the opponent's
+/// reply (the next position's policy target).
 #[derive(Args, Debug, Clone)]
-pub struct MaterialArgs {
+pub struct AuxArgs {
     /// Weight of the material head's loss (0: off; a net without the head
     /// gets a fresh one).
     #[arg(long, default_value_t = 0.0)]
@@ -183,16 +184,26 @@ pub struct MaterialArgs {
     /// How many plies ahead the material balance is taken.
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub material_plies: u64,
+    /// Weight of the reply head's loss (0: off; a net without the head gets
+    /// a fresh one). KataGo weights its opponent-policy target 0.15.
+    #[arg(long, default_value_t = 0.0)]
+    pub reply_weight: f32,
 }
 
-impl MaterialArgs {
-    fn target(&self) -> Result<crate::train::MaterialTarget> {
-        anyhow::ensure!(
-            self.material_weight.is_finite() && (0.0..=100.0).contains(&self.material_weight),
-            "--material-weight must be between 0 and 100"
-        );
-        Ok(crate::train::MaterialTarget { weight: self.material_weight, plies: self.material_plies as usize })
+impl AuxArgs {
+    fn material(&self) -> Result<crate::train::MaterialTarget> {
+        let weight = aux_weight(self.material_weight, "--material-weight")?;
+        Ok(crate::train::MaterialTarget { weight, plies: self.material_plies as usize })
     }
+
+    fn reply_weight(&self) -> Result<f32> {
+        aux_weight(self.reply_weight, "--reply-weight")
+    }
+}
+
+fn aux_weight(weight: f32, flag: &str) -> Result<f32> {
+    anyhow::ensure!(weight.is_finite() && (0.0..=100.0).contains(&weight), "{flag} must be between 0 and 100");
+    Ok(weight)
 }
 
 /// A match flag's values for players A and B: one for both, or A,B.

@@ -326,6 +326,7 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         teacher: pantheon::train::TeacherTargets::default(),
         search_value_weight: 0.0,
         material: Default::default(),
+        reply_weight: 0.0,
         from: Some(first.clone()),
         out: next.clone(),
         steps: 10,

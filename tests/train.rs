@@ -5,7 +5,7 @@
 mod training;
 
 use burn::prelude::Device;
-use pantheon::nn::weights;
+use pantheon::nn::{AuxHeads, NetConfig, weights};
 use pantheon::rules::Variant;
 use pantheon::selfplay::Shard;
 use pantheon::train::{TrainConfig, train};
@@ -188,13 +188,17 @@ fn the_material_head_trains_resumes_and_leaves_play_unchanged() {
         &device,
     );
     let (logits, value) = plain.net.forward(x.clone());
-    let headed = plain.net.clone().with_material_head(&plain.config, &device);
-    let (logits2, value2, material) = headed.forward_train(x.clone());
-    assert_eq!(logits.to_data(), logits2.to_data());
-    assert_eq!(value.to_data(), value2.to_data());
-    let material = material.expect("the head's output").into_data().try_to_vec::<f32>().unwrap();
+    let config = NetConfig { material_head: true, ..plain.config.clone() };
+    let headed = plain.net.clone().with_heads(&config, &device);
+    let both = AuxHeads { material: true, reply: true };
+    let out = headed.forward_train(x.clone(), both);
+    assert_eq!(logits.to_data(), out.logits.to_data());
+    assert_eq!(value.to_data(), out.value.to_data());
+    let material = out.material.expect("the head's output").into_data().try_to_vec::<f32>().unwrap();
     assert!(material.len() == 2 && material.iter().all(|m| (-1.0..=1.0).contains(m)));
-    assert!(plain.net.forward_train(x).2.is_none());
+    assert!(out.reply.is_none(), "no reply head");
+    assert!(plain.net.forward_train(x.clone(), both).material.is_none());
+    assert!(headed.forward_train(x, AuxHeads::default()).material.is_none(), "not asked for");
     // Training on without the target keeps the head in the file.
     let again = TrainConfig {
         from: Some(tc.out.clone()),
@@ -206,5 +210,42 @@ fn the_material_head_trains_resumes_and_leaves_play_unchanged() {
     let plain_run = train(&again, &mut |_| {}).unwrap();
     assert!(plain_run.losses.iter().all(|l| l.material.is_none()));
     assert!(weights::load_file(&again.out, Some(Variant::Minishogi), &device).unwrap().config.material_head);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_reply_head_learns_the_next_positions_policy_target_and_resumes() {
+    let (dir, mut tc) = setup("reply");
+    tc.steps = 30;
+    tc.reply_weight = 1.0;
+    tc.material.weight = 0.5;
+    // Stopped after its first step, then finished from the checkpoint
+    // (whose loss lines carry both auxiliary losses).
+    let limited = TrainConfig { deadline: Some(std::time::Instant::now()), ..tc.clone() };
+    assert!(train(&limited, &mut |_| {}).unwrap().stopped_early);
+    let report = train(&tc, &mut |_| {}).unwrap();
+    assert_eq!(report.resumed_from, Some(1));
+    assert!(report.losses.iter().all(|l| l.material.is_some()));
+    let reply: Vec<f32> = report.losses.iter().map(|l| l.reply.expect("a reply loss every step")).collect();
+    let (first, last) = (reply[..5].iter().sum::<f32>(), reply[25..].iter().sum::<f32>());
+    assert!(last < first, "reply loss {first} -> {last}");
+    let csv = std::fs::read_to_string(dir.join("out.pnet.losses.csv")).unwrap();
+    assert!(csv.starts_with("step,policy_loss,value_loss,material_loss,reply_loss\n"), "{csv}");
+    assert_eq!(csv.lines().count(), 31);
+    let device = Device::flex();
+    let trained = weights::load_file(&tc.out, Some(Variant::Minishogi), &device).unwrap();
+    assert!(trained.config.reply_head && trained.config.material_head);
+    // Its outputs cover the policy; play's outputs are those of the net
+    // without the head.
+    let x = burn::tensor::Tensor::<4>::random(
+        [3, trained.config.planes, trained.config.height, trained.config.width],
+        burn::tensor::Distribution::Normal(0.0, 1.0),
+        &device,
+    );
+    let out = trained.net.forward_train(x.clone(), AuxHeads { material: false, reply: true });
+    let reply = out.reply.expect("the head's output");
+    assert_eq!(reply.dims(), out.logits.dims());
+    let (logits, _) = trained.net.forward(x);
+    assert_eq!(logits.to_data(), out.logits.to_data());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -320,7 +320,7 @@ pub struct LoopCommand {
     #[arg(long, default_value_t = 0.0)]
     search_value_weight: f32,
     #[command(flatten)]
-    material: MaterialArgs,
+    aux: AuxArgs,
     /// Tsume samples (mates from random playouts, see `pantheon tsume`)
     /// added to the data each generation (0: none).
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=100_000_000))]
@@ -356,7 +356,8 @@ impl LoopCommand {
             data: self.extra_data,
             teacher: self.teacher.targets()?,
             search_value_weight: self.search_value_weight,
-            material: self.material.target()?,
+            material: self.aux.material()?,
+            reply_weight: self.aux.reply_weight()?,
             from: None,
             out: self.dir.join("nets/candidate.pnet"),
             steps: self.steps as usize,

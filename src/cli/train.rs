@@ -18,7 +18,7 @@ pub struct TrainCommand {
     #[arg(long, default_value_t = 0.0)]
     search_value_weight: f32,
     #[command(flatten)]
-    material: MaterialArgs,
+    aux: AuxArgs,
     /// Starting weights (default: the variant's shipped net).
     #[arg(long)]
     from: Option<std::path::PathBuf>,
@@ -96,7 +96,8 @@ impl TrainCommand {
             data: self.data,
             teacher: self.teacher.targets()?,
             search_value_weight: self.search_value_weight,
-            material: self.material.target()?,
+            material: self.aux.material()?,
+            reply_weight: self.aux.reply_weight()?,
             from: self.from,
             out: self.out,
             steps: self.steps as usize,
@@ -118,8 +119,9 @@ fn print_progress(l: &crate::train::StepLoss, steps: usize, started: Instant) {
     let filled = (pct / 5.0) as usize;
     let bar = format!("{}{}", "#".repeat(filled), ".".repeat(20 - filled.min(20)));
     let material = l.material.map_or(String::new(), |m| format!("  material loss {m:.4}"));
+    let reply = l.reply.map_or(String::new(), |r| format!("  reply loss {r:.4}"));
     println!(
-        "[{bar}] step {:>7}/{steps} ({pct:5.1}%)  policy loss {:.4}  value loss {:.4}{material}  {:.1} s",
+        "[{bar}] step {:>7}/{steps} ({pct:5.1}%)  policy loss {:.4}  value loss {:.4}{material}{reply}  {:.1} s",
         l.step,
         l.policy,
         l.value,

@@ -203,6 +203,17 @@ impl Layout {
         }
     }
 
+    /// The index of legal move `mv` in `next` for the reply head of the
+    /// position before `next`: the same move type as [`Layout::index`]
+    /// (directions are the mover's), its square seen from the other side,
+    /// that is the board turned half a turn, so that the head's outputs lie
+    /// over the squares that the side to move before `next` sees.
+    pub fn reply_index(&self, next: &Position, mv: Move) -> usize {
+        let hw = self.height * self.width;
+        let index = self.index(next, mv);
+        index - index % hw + (hw - 1 - index % hw)
+    }
+
     /// The move a policy index stands for in `pos`, if it names a move of
     /// the right shape (it need not be legal).
     pub fn decode(&self, pos: &Position, index: usize) -> Option<Move> {
@@ -342,5 +353,23 @@ mod tests {
         let e2e = parse_move(&start, "1e1d").unwrap();
         let gote = parse_move(&flipped, "5a5b").unwrap();
         assert_eq!(l.index(&start, e2e), l.index(&flipped, gote));
+    }
+
+    #[test]
+    fn reply_indices_lie_over_the_squares_the_side_before_sees() {
+        let v = Variant::Minishogi;
+        let l = Layout::new(v);
+        let start = Position::startpos(v);
+        let next = start.play(parse_move(&start, "2e3d").unwrap());
+        let hw = 25;
+        for reply in ["4a2c", "3a4b"] {
+            let reply = parse_move(&next, reply).unwrap();
+            let Move::Normal { from, .. } = reply else { unreachable!() };
+            let (index, r) = (l.index(&next, reply), l.reply_index(&next, reply));
+            assert_eq!(r / hw, index / hw, "the mover's move type");
+            let (rank, col) = l.view(from, start.side_to_move());
+            assert_eq!(r % hw, rank * 5 + col);
+            assert_ne!(r, index);
+        }
     }
 }

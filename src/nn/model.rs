@@ -1,6 +1,7 @@
 //! The residual conv net: a stem, `blocks` residual blocks, a convolutional
 //! policy head laid out like [`Layout`], a value head and, for training,
-//! an optional auxiliary material head on the value head's hidden layer.
+//! optional auxiliary heads: material on the value head's hidden layer, the
+//! opponent's reply beside the policy.
 
 use super::Layout;
 use super::encode::Features;
@@ -29,6 +30,9 @@ pub struct NetConfig {
     /// Whether the net has the auxiliary material head (a training
     /// target only: play and analysis never read it).
     pub material_head: bool,
+    /// Whether the net has the auxiliary reply head (the opponent's reply
+    /// to the move played; a training target only).
+    pub reply_head: bool,
 }
 
 impl NetConfig {
@@ -45,6 +49,7 @@ impl NetConfig {
             height: layout.height,
             width: layout.width,
             material_head: false,
+            reply_head: false,
         }
     }
 
@@ -77,10 +82,11 @@ impl NetConfig {
             + self.value_hidden
             + 1
             + if self.material_head { self.value_hidden + 1 } else { 0 }
+            + if self.reply_head { conv(c, self.types, 1) } else { 0 }
     }
 
     /// Multiply-adds of one forward pass of one position (play's forward
-    /// pass: without the material head).
+    /// pass: without the auxiliary heads).
     pub fn flops_per_position(&self) -> u64 {
         let hw = (self.height * self.width) as u64;
         let c = self.channels as u64;
@@ -114,6 +120,7 @@ impl NetConfig {
             value_fc: LinearConfig::new(self.value_channels * self.height * self.width, self.value_hidden).init(device),
             value_out: LinearConfig::new(self.value_hidden, 1).init(device),
             material_out: self.material_head.then(|| material_head(self.value_hidden, device)),
+            reply_out: self.reply_head.then(|| reply_head(self.channels, self.types, device)),
             relu: Relu::new(),
         }
     }
@@ -121,6 +128,32 @@ impl NetConfig {
 
 fn material_head(value_hidden: usize, device: &Device) -> Linear {
     LinearConfig::new(value_hidden, 1).init(device)
+}
+
+fn reply_head(channels: usize, types: usize, device: &Device) -> Conv2d {
+    Conv2dConfig::new([channels, types], [1, 1]).init(device)
+}
+
+/// Which auxiliary heads a training forward pass computes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AuxHeads {
+    pub material: bool,
+    pub reply: bool,
+}
+
+/// The outputs of [`Net::forward_train`].
+#[derive(Debug)]
+pub struct TrainOutputs {
+    /// Policy logits `[B, policy]`.
+    pub logits: Tensor<2>,
+    /// Value `[B, 1]` in [-1, 1].
+    pub value: Tensor<2>,
+    /// The material head's prediction `[B, 1]` in [-1, 1].
+    pub material: Option<Tensor<2>>,
+    /// The reply head's logits `[B, policy]`: the opponent's move after
+    /// the one played, its squares seen from the side to move
+    /// ([`Layout::reply_index`]).
+    pub reply: Option<Tensor<2>>,
 }
 
 #[derive(Module, Debug)]
@@ -141,8 +174,8 @@ impl ResidualBlock {
 
 /// The network. Input `[B, planes, H, W]`; output policy logits
 /// `[B, types * H * W]` (policy layout order) and value `[B, 1]` in
-/// [-1, 1] from the side to move's view; in training, also the material
-/// head's prediction `[B, 1]` in [-1, 1] where the net has one.
+/// [-1, 1] from the side to move's view; in training, also the auxiliary
+/// heads' outputs where the net has them ([`TrainOutputs`]).
 #[derive(Module, Debug)]
 pub struct Net {
     pub(super) stem: Conv2d,
@@ -156,6 +189,7 @@ pub struct Net {
     pub(super) value_fc: Linear,
     pub(super) value_out: Linear,
     material_out: Option<Linear>,
+    reply_out: Option<Conv2d>,
     relu: Relu,
 }
 
@@ -174,28 +208,28 @@ impl Net {
         self
     }
 
-    /// The same net with a freshly initialised material head (unchanged
-    /// when it has one); its other outputs do not change.
-    pub fn with_material_head(mut self, config: &NetConfig, device: &Device) -> Net {
-        if self.material_out.is_none() {
+    /// The same net with freshly initialised auxiliary heads where `config`
+    /// names one that the net lacks (the heads it has are kept); its other
+    /// outputs do not change.
+    pub fn with_heads(mut self, config: &NetConfig, device: &Device) -> Net {
+        if config.material_head && self.material_out.is_none() {
             self.material_out = Some(material_head(config.value_hidden, device));
+        }
+        if config.reply_head && self.reply_out.is_none() {
+            self.reply_out = Some(reply_head(config.channels, config.types, device));
         }
         self
     }
 
     /// Policy logits and value (play and analysis).
     pub fn forward(&self, x: Tensor<4>) -> (Tensor<2>, Tensor<2>) {
-        let (logits, value, _) = self.forward_heads(x, false);
-        (logits, value)
+        let out = self.forward_train(x, AuxHeads::default());
+        (out.logits, out.value)
     }
 
-    /// Policy logits, value and the material head's prediction (`None`
-    /// when the net has no material head).
-    pub fn forward_train(&self, x: Tensor<4>) -> (Tensor<2>, Tensor<2>, Option<Tensor<2>>) {
-        self.forward_heads(x, true)
-    }
-
-    fn forward_heads(&self, x: Tensor<4>, material: bool) -> (Tensor<2>, Tensor<2>, Option<Tensor<2>>) {
+    /// Policy logits, value and the auxiliary heads asked for in `aux`
+    /// (each `None` when not asked for or when the net lacks the head).
+    pub fn forward_train(&self, x: Tensor<4>, aux: AuxHeads) -> TrainOutputs {
         let relu = &self.relu;
         let mut x = relu.forward(self.stem_bn.forward(self.stem.forward(x)));
         for block in &self.blocks {
@@ -204,15 +238,19 @@ impl Net {
         let [b, _, _, _] = x.dims();
         // [B, C, H, W] -> [B, types, H, W] -> [B, types * H * W]
         let p = relu.forward(self.policy_bn.forward(self.policy_conv.forward(x.clone())));
+        let reply = match &self.reply_out {
+            Some(head) if aux.reply => Some(head.forward(p.clone()).reshape([b as i64, -1])),
+            _ => None,
+        };
         let logits: Tensor<2> = self.policy_out.forward(p).reshape([b as i64, -1]);
         // [B, C, H, W] -> [B, Cv, H, W] -> [B, Cv * H * W] -> [B, hidden] -> [B, 1]
         let v = relu.forward(self.value_bn.forward(self.value_conv.forward(x)));
         let v: Tensor<2> = v.reshape([b as i64, -1]);
         let v = relu.forward(self.value_fc.forward(v));
-        let m = match &self.material_out {
-            Some(head) if material => Some(head.forward(v.clone()).tanh()),
+        let material = match &self.material_out {
+            Some(head) if aux.material => Some(head.forward(v.clone()).tanh()),
             _ => None,
         };
-        (logits, self.value_out.forward(v).tanh(), m)
+        TrainOutputs { logits, value: self.value_out.forward(v).tanh(), material, reply }
     }
 }

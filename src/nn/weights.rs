@@ -69,6 +69,9 @@ fn header_text(variant: Variant, c: &NetConfig) -> String {
     if c.material_head {
         text.push_str("material_head 1\n");
     }
+    if c.reply_head {
+        text.push_str("reply_head 1\n");
+    }
     text
 }
 
@@ -84,6 +87,11 @@ fn parse_header(text: &str) -> Result<(Variant, NetConfig), WeightsError> {
         let v = get(k)?;
         v.parse().ok().filter(|&n| n > 0 && n <= 1 << 20).ok_or_else(|| bad(format!("bad {k} '{v}'")))
     };
+    let flag = |k: &str| match fields.get(k) {
+        None | Some(&"0") => Ok(false),
+        Some(&"1") => Ok(true),
+        Some(v) => Err(bad(format!("bad {k} '{v}'"))),
+    };
     let variant: Variant = get("variant")?.parse().map_err(|e| bad(format!("{e}")))?;
     let config = NetConfig {
         blocks: get("blocks")?.parse().map_err(|_| bad("bad blocks".into()))?,
@@ -98,11 +106,8 @@ fn parse_header(text: &str) -> Result<(Variant, NetConfig), WeightsError> {
         types: num("types")?,
         height: num("height")?,
         width: num("width")?,
-        material_head: match fields.get("material_head") {
-            None | Some(&"0") => false,
-            Some(&"1") => true,
-            Some(v) => return Err(bad(format!("bad material_head '{v}'"))),
-        },
+        material_head: flag("material_head")?,
+        reply_head: flag("reply_head")?,
     };
     if config.blocks > 256 {
         return Err(bad(format!("{} blocks", config.blocks)));

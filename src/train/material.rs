@@ -8,6 +8,7 @@
 //! position. Samples that follow from no sample and lead to none (isolated
 //! positions) get no target. The balance is [`material_balance`] in units
 //! of the variant's most valuable piece, squashed by tanh into [-1, 1].
+//! The same [`links`] give the reply target its next positions.
 
 use crate::rules::Position;
 use crate::selfplay::Sample;
@@ -35,14 +36,19 @@ pub fn follows(a: &Position, b: &Position) -> bool {
         && a.legal_moves().iter().any(|&m| a.hash_after(m) == b.hash())
 }
 
-/// The material target of every sample, in their order (`None`: no
-/// target).
-pub fn material_targets(samples: &[Sample], plies: usize) -> Vec<Option<f32>> {
-    let n = samples.len();
-    let linked: Vec<bool> = (0..n.saturating_sub(1))
+/// Per sample, in their order: whether the next sample is the position
+/// after one legal move from it (the two are consecutive in a game).
+pub fn links(samples: &[Sample]) -> Vec<bool> {
+    (0..samples.len().saturating_sub(1))
         .map(|i| follows(&samples[i].position, &samples[i + 1].position))
-        .chain(std::iter::once(false))
-        .collect();
+        .chain((!samples.is_empty()).then_some(false))
+        .collect()
+}
+
+/// The material target of every sample, in their order (`None`: no
+/// target), from the samples' [`links`].
+pub fn material_targets(samples: &[Sample], linked: &[bool], plies: usize) -> Vec<Option<f32>> {
+    let n = samples.len();
     let Some(first) = samples.first() else { return Vec::new() };
     // Training reads one variant's shards.
     let values = material_values(first.position.variant());
@@ -103,10 +109,10 @@ mod tests {
         };
         assert_eq!(balance(2, 0), 0.0);
         assert!(balance(3, 0) > 0.0, "sente is a bishop up after the capture");
-        let targets = material_targets(&game, 3);
+        let targets = material_targets(&game, &links(&game), 3);
         assert_eq!(targets[0], Some((balance(3, 0) / top).tanh()));
         // Two plies ahead from the start, nothing has been taken yet.
-        assert_eq!(material_targets(&game, 2)[0], Some(0.0));
+        assert_eq!(material_targets(&game, &links(&game), 2)[0], Some(0.0));
         // Gote sees the loss; the chain ends at the game's last position.
         assert_eq!(targets[1], Some((balance(3, 1) / top).tanh()));
         assert!(targets[1].unwrap() < 0.0);
@@ -117,7 +123,7 @@ mod tests {
     fn a_chain_breaks_where_no_legal_move_leads_on_and_isolated_samples_get_none() {
         let mut samples = line(&["2e3d"]);
         samples.push(sample(Position::startpos(Variant::Minishogi)));
-        let targets = material_targets(&samples, 4);
+        let targets = material_targets(&samples, &links(&samples), 4);
         assert!(targets[0].is_some() && targets[1].is_some());
         assert_eq!(targets[2], None);
         assert!(follows(&samples[0].position, &samples[1].position));

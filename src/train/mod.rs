@@ -1,6 +1,7 @@
 //! Training: batches from self-play records, soft cross-entropy policy
-//! loss plus value loss (and the auxiliary material loss) with AdamW weight decay, atomic checkpoints that
-//! resume to the same state, and loss curves as CSV and SVG charts.
+//! loss plus value loss (and the auxiliary material and reply losses) with
+//! AdamW weight decay, atomic checkpoints that resume to the same state,
+//! and loss curves as CSV and SVG charts.
 
 pub mod generations;
 pub mod material;
@@ -9,4 +10,7 @@ pub mod trainer;
 
 pub use generations::{GenerationLog, LoopConfig, LoopError};
 pub use material::MaterialTarget;
-pub use trainer::{StepLoss, TeacherTargets, TrainConfig, TrainError, TrainReport, batch_losses, masked_mse, train};
+pub use trainer::{
+    StepLoss, TeacherTargets, TrainConfig, TrainError, TrainReport, batch_losses, masked_cross_entropy, masked_mse,
+    train,
+};

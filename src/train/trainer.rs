@@ -1,9 +1,9 @@
 //! The training loop.
 
-use super::material::{MaterialTarget, material_targets};
+use super::material::{MaterialTarget, links, material_targets};
 use crate::mcts::Rng;
 use crate::nn::weights;
-use crate::nn::{DeviceChoice, Layout, NetConfig};
+use crate::nn::{AuxHeads, DeviceChoice, Layout, NetConfig};
 use crate::rules::Variant;
 use crate::selfplay::label::{merge_labelled, score_cp, teacher_value};
 use crate::selfplay::{Sample, read_dir};
@@ -26,6 +26,10 @@ pub struct TrainConfig {
     pub search_value_weight: f32,
     /// The auxiliary material target (off at weight 0).
     pub material: MaterialTarget,
+    /// Weight of the auxiliary reply target's loss (0: off): a second
+    /// policy head learns the policy target of the position after the move
+    /// played, the opponent's reply (KataGo's opponent-policy target).
+    pub reply_weight: f32,
     /// Starting weights (`None`: the variant's shipped net).
     pub from: Option<PathBuf>,
     /// Where the trained net is written.
@@ -97,6 +101,20 @@ pub struct StepLoss {
     pub value: f32,
     /// The material head's loss, when it is trained.
     pub material: Option<f32>,
+    /// The reply head's loss, when it is trained.
+    pub reply: Option<f32>,
+}
+
+/// How many auxiliary losses a step can have.
+const AUX_LOSSES: usize = 2;
+
+impl StepLoss {
+    const AUX_NAMES: [&'static str; AUX_LOSSES] = ["material", "reply"];
+
+    /// The auxiliary losses, in the order of [`StepLoss::AUX_NAMES`].
+    fn aux(&self) -> [Option<f32>; AUX_LOSSES] {
+        [self.material, self.reply]
+    }
 }
 
 /// What a training run did.
@@ -124,29 +142,37 @@ pub fn checkpoint_dir(out: &Path) -> PathBuf {
 /// Trains, resuming from the checkpoint of an interrupted run with the
 /// same output, and calls `progress` after each step.
 pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Result<TrainReport, TrainError> {
-    let Data { samples, warnings, teacher_samples, teacher_scale, targets, material } = read_data(config)?;
+    let Data { samples, warnings, teacher_samples, teacher_scale, targets, material, linked } = read_data(config)?;
     let device = crate::nn::device(config.device)?.autodiff();
     let ckpt = checkpoint_dir(&config.out);
     let Checkpoint { mut net, config: mut net_config, mut optim, mut rng, step: start, mut losses } =
         start(config, &ckpt, &device)?;
-    if config.material.weight > 0.0 && !net_config.material_head {
-        net = net.with_material_head(&net_config, &device);
-        net_config.material_head = true;
-    }
+    let aux = AuxHeads { material: config.material.weight > 0.0, reply: config.reply_weight > 0.0 };
+    net_config.material_head |= aux.material;
+    net_config.reply_head |= aux.reply;
+    net = net.with_heads(&net_config, &device);
     let layout = Layout::with_features(config.variant, net_config.features);
     let resumed_from = (start > 0).then_some(start);
     let mut stopped_early = false;
     for step in start..config.steps {
         let picks: Vec<usize> = (0..config.batch_size).map(|_| rng.below(samples.len())).collect();
-        let batch = batch_tensors(&layout, &picks, &samples, &material, &targets, &device);
-        let (logits, v, m) = net.forward_train(batch.input);
-        let (policy_loss, value_loss) = batch_losses(logits, v, batch.policy, batch.policy_mask, batch.value);
+        let aux_data = AuxData { material: &material, linked: &linked, reply: aux.reply };
+        let batch = batch_tensors(&layout, &picks, &samples, &aux_data, &targets, &device);
+        let out = net.forward_train(batch.input, aux);
+        let (policy_loss, value_loss) =
+            batch_losses(out.logits, out.value, batch.policy, batch.policy_mask, batch.value);
         let mut loss = policy_loss.clone() + value_loss.clone();
         let mut material_loss = None;
-        if let Some(m) = m.filter(|_| config.material.weight > 0.0) {
+        if let Some(m) = out.material {
             let l = masked_mse(m, batch.material, batch.material_mask);
             loss = loss + l.clone().mul_scalar(config.material.weight);
             material_loss = Some(l);
+        }
+        let mut reply_loss = None;
+        if let Some(r) = out.reply {
+            let l = masked_cross_entropy(r, batch.reply, batch.reply_mask);
+            loss = loss + l.clone().mul_scalar(config.reply_weight);
+            reply_loss = Some(l);
         }
         let grads = GradientsParams::from_grads(loss.backward(), &net);
         net = optim.step(config.learning_rate, net, grads);
@@ -155,6 +181,7 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
             policy: policy_loss.into_scalar(),
             value: value_loss.into_scalar(),
             material: material_loss.map(|l| l.into_scalar()),
+            reply: reply_loss.map(|l| l.into_scalar()),
         };
         losses.push(l.clone());
         let out_of_time = step + 1 < config.steps && config.deadline.is_some_and(|d| std::time::Instant::now() >= d);
@@ -190,8 +217,11 @@ struct Data {
     teacher_samples: usize,
     teacher_scale: Option<f64>,
     targets: Targets,
-    /// Per sample, in their order.
+    /// Per sample, in their order: the material target, and whether the
+    /// next sample follows it in a game (empty when no auxiliary target is
+    /// trained).
     material: Vec<Option<f32>>,
+    linked: Vec<bool>,
 }
 
 fn read_data(config: &TrainConfig) -> Result<Data, TrainError> {
@@ -219,18 +249,18 @@ fn read_data(config: &TrainConfig) -> Result<Data, TrainError> {
         scale: teacher_scale.unwrap_or(1.0),
         search_value_weight: config.search_value_weight,
     };
+    let linked = if config.material.weight > 0.0 || config.reply_weight > 0.0 { links(&samples) } else { Vec::new() };
     let material = if config.material.weight > 0.0 {
-        material_targets(&samples, config.material.plies)
+        material_targets(&samples, &linked, config.material.plies)
     } else {
         vec![None; samples.len()]
     };
-    Ok(Data { samples, warnings, teacher_samples, teacher_scale, targets, material })
+    Ok(Data { samples, warnings, teacher_samples, teacher_scale, targets, material, linked })
 }
 
-/// The training losses of a batch: the soft cross-entropy of the policy
-/// logits `[B, P]` against the targets `pi` `[B, P]`, averaged over the
-/// samples whose `mask` `[B, 1]` is 1 (those with a policy target), and
-/// the mean squared error of the values `v` against `z` (both `[B, 1]`).
+/// The training losses of a batch: the policy's [`masked_cross_entropy`]
+/// (the mask is 1 for the samples with a policy target) and the mean
+/// squared error of the values `v` against `z` (both `[B, 1]`).
 pub fn batch_losses(
     logits: Tensor<2>,
     v: Tensor<2>,
@@ -238,18 +268,28 @@ pub fn batch_losses(
     mask: Tensor<2>,
     z: Tensor<2>,
 ) -> (Tensor<1>, Tensor<1>) {
-    let per_sample = (log_softmax(logits, 1) * pi).sum_dim(1).neg();
-    let weight = mask.clone().sum().clamp_min(1.0);
-    let policy_loss = (per_sample * mask).sum() / weight;
+    let policy_loss = masked_cross_entropy(logits, pi, mask);
     let value_loss = (v - z).powi_scalar(2).mean();
     (policy_loss, value_loss)
+}
+
+/// The soft cross-entropy of `logits` `[B, P]` against the targets `pi`
+/// `[B, P]`, averaged over the samples whose `mask` `[B, 1]` is 1.
+pub fn masked_cross_entropy(logits: Tensor<2>, pi: Tensor<2>, mask: Tensor<2>) -> Tensor<1> {
+    masked_mean((log_softmax(logits, 1) * pi).sum_dim(1).neg(), mask)
 }
 
 /// The mean squared error of `prediction` against `target` (both
 /// `[B, 1]`) over the samples whose `mask` is 1.
 pub fn masked_mse(prediction: Tensor<2>, target: Tensor<2>, mask: Tensor<2>) -> Tensor<1> {
+    masked_mean((prediction - target).powi_scalar(2), mask)
+}
+
+/// The mean of `per_sample` `[B, 1]` over the samples whose `mask` is 1
+/// (0 when none is).
+fn masked_mean(per_sample: Tensor<2>, mask: Tensor<2>) -> Tensor<1> {
     let weight = mask.clone().sum().clamp_min(1.0);
-    ((prediction - target).powi_scalar(2) * mask).sum() / weight
+    (per_sample * mask).sum() / weight
 }
 
 /// Where training starts: a checkpoint of the same run, else the starting
@@ -344,14 +384,27 @@ struct Batch {
     /// Material targets `[B, 1]` and their mask (1 where there is one).
     material: Tensor<2>,
     material_mask: Tensor<2>,
+    /// Reply targets `[B, policy]` ([`Layout::reply_index`]) and their
+    /// mask `[B, 1]` (1 where the next sample follows and has a policy
+    /// target).
+    reply: Tensor<2>,
+    reply_mask: Tensor<2>,
 }
 
-/// The batch of the samples `picks`, with their material targets.
+/// What the auxiliary targets need, per sample in their order.
+struct AuxData<'a> {
+    material: &'a [Option<f32>],
+    linked: &'a [bool],
+    /// Whether the reply targets are built.
+    reply: bool,
+}
+
+/// The batch of the samples `picks`, with their auxiliary targets.
 fn batch_tensors(
     layout: &Layout,
     picks: &[usize],
     samples: &[Sample],
-    material: &[Option<f32>],
+    aux_data: &AuxData,
     targets: &Targets,
     device: &Device,
 ) -> Batch {
@@ -362,6 +415,9 @@ fn batch_tensors(
     let mut mask = vec![0.0f32; n];
     let mut value = vec![0.0f32; n];
     let (mut aux, mut aux_mask) = (vec![0.0f32; n], vec![0.0f32; n]);
+    // Without the reply target, a column of zeros stands for its tensor.
+    let reply_cols = if aux_data.reply { plen } else { 1 };
+    let (mut reply, mut reply_mask) = (vec![0.0f32; n * reply_cols], vec![0.0f32; n]);
     for (i, &k) in picks.iter().enumerate() {
         let s = &samples[k];
         layout.encode(&s.position, s.repetitions, &mut input[i * len..(i + 1) * len]);
@@ -373,8 +429,17 @@ fn batch_tensors(
             }
         }
         value[i] = v;
-        if let Some(m) = material[k] {
+        if let Some(m) = aux_data.material[k] {
             (aux[i], aux_mask[i]) = (m, 1.0);
+        }
+        if aux_data.reply && aux_data.linked[k] {
+            let next = &samples[k + 1];
+            if let (_, Some(policy)) = targets.of(next) {
+                reply_mask[i] = 1.0;
+                for (m, p) in policy {
+                    reply[i * plen + layout.reply_index(&next.position, m)] = p;
+                }
+            }
         }
     }
     let column = |v: Vec<f32>| Tensor::from_data(TensorData::new(v, [n, 1]), device);
@@ -385,6 +450,8 @@ fn batch_tensors(
         value: column(value),
         material: column(aux),
         material_mask: column(aux_mask),
+        reply: Tensor::from_data(TensorData::new(reply, [n, reply_cols]), device),
+        reply_mask: column(reply_mask),
     }
 }
 
@@ -422,7 +489,13 @@ fn write_checkpoint(
     let mut state = format!("step {step}\nrng {}\n", rng.state());
     for l in losses {
         state.push_str(&format!("loss {} {} {}", l.step, l.policy, l.value));
-        state.push_str(&l.material.map_or("\n".to_string(), |m| format!(" {m}\n")));
+        if let Some(m) = l.material {
+            state.push_str(&format!(" {m}"));
+        }
+        if let Some(r) = l.reply {
+            state.push_str(&format!(" reply={r}"));
+        }
+        state.push('\n');
     }
     write_atomic(&dir.join("state"), state.as_bytes())?;
     // Older files are no longer referenced.
@@ -449,15 +522,26 @@ fn read_checkpoint(dir: &Path, variant: Variant, device: &Device) -> Result<Opti
         match f.as_slice() {
             ["step", n] => step = n.parse().ok(),
             ["rng", s] => rng = s.parse().ok().map(Rng::new),
-            ["loss", s, p, v, m @ ..] if m.len() <= 1 => losses.push(StepLoss {
-                step: s.parse().map_err(|_| bad("bad loss line"))?,
-                policy: p.parse().map_err(|_| bad("bad loss line"))?,
-                value: v.parse().map_err(|_| bad("bad loss line"))?,
-                material: match m.first() {
-                    Some(m) => Some(m.parse().map_err(|_| bad("bad loss line"))?),
-                    None => None,
-                },
-            }),
+            // The material loss is a bare number (as before the reply
+            // loss existed), the reply loss `reply=X`.
+            ["loss", s, p, v, rest @ ..] if rest.len() <= 2 => {
+                let num = |x: &str| x.parse::<f32>().map_err(|_| bad("bad loss line"));
+                let (mut material, mut reply) = (None, None);
+                for x in rest {
+                    match x.strip_prefix("reply=") {
+                        Some(r) if reply.is_none() => reply = Some(num(r)?),
+                        None if material.is_none() && reply.is_none() => material = Some(num(x)?),
+                        _ => return Err(bad("bad loss line")),
+                    }
+                }
+                losses.push(StepLoss {
+                    step: s.parse().map_err(|_| bad("bad loss line"))?,
+                    policy: num(p)?,
+                    value: num(v)?,
+                    material,
+                    reply,
+                });
+            }
             _ => return Err(bad(&format!("bad line '{line}'"))),
         }
     }
@@ -479,16 +563,17 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
 
 /// Writes `<out>.losses.csv` and the chart `<out>.losses.svg`.
 fn write_losses(out: &Path, losses: &[StepLoss]) -> Result<(), TrainError> {
-    let material = losses.iter().any(|l| l.material.is_some());
-    let mut csv = String::from(if material {
-        "step,policy_loss,value_loss,material_loss\n"
-    } else {
-        "step,policy_loss,value_loss\n"
-    });
+    // The auxiliary columns, each where any step has it.
+    let aux: Vec<usize> = (0..AUX_LOSSES).filter(|&i| losses.iter().any(|l| l.aux()[i].is_some())).collect();
+    let mut csv = String::from("step,policy_loss,value_loss");
+    for &i in &aux {
+        csv.push_str(&format!(",{}_loss", StepLoss::AUX_NAMES[i]));
+    }
+    csv.push('\n');
     for l in losses {
         csv.push_str(&format!("{},{},{}", l.step, l.policy, l.value));
-        if material {
-            csv.push_str(&l.material.map_or(",".to_string(), |m| format!(",{m}")));
+        for &i in &aux {
+            csv.push_str(&l.aux()[i].map_or(",".to_string(), |x| format!(",{x}")));
         }
         csv.push('\n');
     }
@@ -497,8 +582,9 @@ fn write_losses(out: &Path, losses: &[StepLoss]) -> Result<(), TrainError> {
         ("policy", losses.iter().map(|l| (l.step as f64, l.policy as f64)).collect::<Vec<_>>()),
         ("value", losses.iter().map(|l| (l.step as f64, l.value as f64)).collect::<Vec<_>>()),
     ];
-    if material {
-        series.push(("material", losses.iter().filter_map(|l| Some((l.step as f64, l.material? as f64))).collect()));
+    for &i in &aux {
+        let points = losses.iter().filter_map(|l| Some((l.step as f64, l.aux()[i]? as f64))).collect();
+        series.push((StepLoss::AUX_NAMES[i], points));
     }
     let chart = super::plot::Chart { title: "Training losses", x_label: "step", y_label: "loss", series: &series };
     write_atomic(&with_suffix(out, ".losses.svg"), super::plot::line_chart(&chart, 640, 360).as_bytes())
@@ -553,5 +639,44 @@ mod tests {
         // A fast search trains the value only.
         let fast = Sample { full_search: false, ..s };
         assert!(targets(0.0).of(&fast).1.is_none());
+    }
+
+    #[test]
+    fn the_reply_target_is_the_next_samples_policy_where_it_follows() {
+        // Three plies of a game, then an unrelated position; the second
+        // sample's search was a fast one (no policy target).
+        let v = Variant::Minishogi;
+        let mut pos = Position::startpos(v);
+        let mut samples = Vec::new();
+        for (ply, mv) in ["2e3d", "4a2c", "3d2c"].into_iter().enumerate() {
+            let moves = pos.legal_moves();
+            let played = crate::notation::parse_move(&pos, mv).unwrap();
+            let other = *moves.iter().find(|&&m| m != played).unwrap();
+            samples.push(Sample { policy: vec![(played, 3), (other, 1)], full_search: ply != 1, ..sample(None) });
+            samples.last_mut().unwrap().position = pos.clone();
+            pos = pos.play(played);
+        }
+        samples.push(sample(None));
+        let linked = links(&samples);
+        assert_eq!(linked, vec![true, true, false, false]);
+        let layout = Layout::new(v);
+        let material = vec![None; samples.len()];
+        let aux = AuxData { material: &material, linked: &linked, reply: true };
+        let device = Device::flex();
+        let batch = batch_tensors(&layout, &[0, 1, 2, 3], &samples, &aux, &targets(0.0), &device);
+        let mask = batch.reply_mask.into_data().try_to_vec::<f32>().unwrap();
+        // Sample 0's next has no policy target, sample 2 and 3 have no next.
+        assert_eq!(mask, vec![0.0, 1.0, 0.0, 0.0]);
+        let reply = batch.reply.into_data().try_to_vec::<f32>().unwrap();
+        let plen = layout.policy_len();
+        let row = &reply[plen..2 * plen];
+        let next = &samples[2];
+        let want: Vec<(usize, f32)> =
+            next.policy.iter().map(|&(m, n)| (layout.reply_index(&next.position, m), n as f32 / 4.0)).collect();
+        for &(i, p) in &want {
+            assert_eq!(row[i], p);
+        }
+        assert_eq!(row.iter().filter(|&&x| x != 0.0).count(), want.len());
+        assert!(reply[..plen].iter().chain(&reply[2 * plen..]).all(|&x| x == 0.0));
     }
 }

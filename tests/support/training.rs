@@ -53,6 +53,7 @@ pub fn setup(name: &str) -> (PathBuf, TrainConfig) {
         teacher: pantheon::train::TeacherTargets::default(),
         search_value_weight: 0.0,
         material: Default::default(),
+        reply_weight: 0.0,
         from: Some(from),
         out: dir.join("out.pnet"),
         steps: 6,
