@@ -145,6 +145,24 @@ fn the_loop_runs_generations_and_resumes() {
     let after = generations::run(&spent, &mut |l| stopped.push(l.to_string())).unwrap();
     assert_eq!(after.len(), 2);
     assert!(logs.iter().all(|l| l.cpu_seconds > 0.0), "{logs:?}");
+    // The CPU time by phase adds up to the generation's, and is read back
+    // from log.csv (`after` read the two generations from it).
+    for (l, read) in logs.iter().zip(&after) {
+        let p = l.cpu_phases.expect("CPU phases measured");
+        assert!(p.selfplay > 0.0 && p.train > 0.0 && p.gate >= 0.0, "{p:?}");
+        assert!((p.selfplay + p.train + p.gate - l.cpu_seconds).abs() < 1e-6, "{l:?}");
+        let back = read.cpu_phases.expect("phases read back");
+        assert!((back.train - p.train).abs() < 1e-3, "{back:?} vs {p:?}");
+    }
+    assert!(lines.iter().any(|l| l.starts_with("generation 2: CPU ")), "{lines:?}");
+    // A log written before the phase columns existed still reads, without
+    // them.
+    let csv = std::fs::read_to_string(run.join("log.csv")).unwrap();
+    let old: String = csv.lines().map(|l| l.split(',').take(10).collect::<Vec<_>>().join(",") + "\n").collect();
+    std::fs::write(run.join("log.csv"), old).unwrap();
+    let reread = generations::run(&LoopConfig { generations: 2, ..config.clone() }, &mut |_| {}).unwrap();
+    assert_eq!(reread.len(), 2);
+    assert!(reread.iter().all(|l| l.cpu_phases.is_none() && l.cpu_seconds > 0.0));
     assert!(stopped.iter().any(|l| l.starts_with("CPU budget spent")), "{stopped:?}");
     // Each generation added its tsume samples to the data.
     assert!(lines.iter().any(|l| l.starts_with("generation 2: tsume: ")), "{lines:?}");

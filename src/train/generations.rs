@@ -8,7 +8,8 @@
 //! state            "generation N" and "best PATH" (rewritten atomically)
 //! nets/gen0.pnet   the starting net; nets/genN.pnet each candidate
 //! data/            self-play (and tsume) shards of all generations
-//! log.csv          one line per finished generation
+//! log.csv          one line per finished generation (CPU seconds in all
+//!                  and by phase: self-play, training, gate)
 //! strength.svg     cumulative Elo of the accepted nets (redrawn on resume)
 //! ```
 
@@ -86,6 +87,18 @@ pub struct GenerationLog {
     /// The process's CPU time in the generation, all threads (the wall
     /// seconds where the system does not say).
     pub cpu_seconds: f64,
+    /// That CPU time by phase: self-play (with tsume), training and the
+    /// gating match (`None` in logs written before the columns existed,
+    /// or where the system does not say).
+    pub cpu_phases: Option<CpuPhases>,
+}
+
+/// A generation's CPU seconds by phase.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CpuPhases {
+    pub selfplay: f64,
+    pub train: f64,
+    pub gate: f64,
 }
 
 fn state_path(dir: &Path) -> PathBuf {
@@ -195,6 +208,7 @@ fn generation(
         ..config.selfplay.clone()
     };
     let games = play(&sp, load(config.variant, best, device, 64)?, &|_| {})?;
+    let mut phase_ends = Vec::with_capacity(3);
     report(&format!("generation {g}: {}", summary(&games, started.elapsed())));
     if config.tsume.samples > 0 {
         let tsume_started = Instant::now();
@@ -206,8 +220,10 @@ fn generation(
         let made = crate::selfplay::tsume::write_samples(&tc)?;
         report(&format!("generation {g}: tsume: {made} in {:.1} s", tsume_started.elapsed().as_secs_f64()));
     }
+    phase_ends.push(cpu_seconds());
     let candidate = dir.join(format!("nets/gen{g}.pnet"));
     let (policy_loss, value_loss) = train_candidate(config, g, best, &candidate)?;
+    phase_ends.push(cpu_seconds());
     report(&format!("generation {g}: trained, policy loss {policy_loss:.4}, value loss {value_loss:.4}"));
     let gate = MatchConfig { seed: config.gate.seed.wrapping_add(g as u64), ..config.gate.clone() };
     let result = play_match(
@@ -216,6 +232,7 @@ fn generation(
         Player::Search(load(config.variant, best, device, 8)?),
         &mut |_| {},
     );
+    phase_ends.push(cpu_seconds());
     let accepted = result.score() >= config.gate_score;
     report(&format!("generation {g}: candidate vs best {result}; {}", if accepted { "promoted" } else { "rejected" }));
     let log = GenerationLog {
@@ -228,11 +245,21 @@ fn generation(
         elo: result.elo().0,
         accepted,
         seconds: started.elapsed().as_secs_f64(),
-        cpu_seconds: match (cpu_started, cpu_seconds()) {
+        cpu_seconds: match (cpu_started, phase_ends[2]) {
             (Some(a), Some(b)) => b - a,
             _ => started.elapsed().as_secs_f64(),
         },
+        cpu_phases: match (cpu_started, phase_ends[0], phase_ends[1], phase_ends[2]) {
+            (Some(a), Some(b), Some(c), Some(d)) => Some(CpuPhases { selfplay: b - a, train: c - b, gate: d - c }),
+            _ => None,
+        },
     };
+    if let Some(p) = log.cpu_phases {
+        report(&format!(
+            "generation {g}: CPU {:.1} s: self-play {:.1}, training {:.1}, gate {:.1}",
+            log.cpu_seconds, p.selfplay, p.train, p.gate
+        ));
+    }
     Ok((log, candidate))
 }
 
@@ -299,18 +326,29 @@ fn read_log(dir: &Path) -> Vec<GenerationLog> {
                 seconds: f.get(8)?.parse().ok()?,
                 // Logs written before the column have wall seconds only.
                 cpu_seconds: f.get(9).and_then(|c| c.parse().ok()).or_else(|| f.get(8)?.parse().ok())?,
+                // Empty (or absent, in older logs) where not measured.
+                cpu_phases: read_phases(f.get(10..).unwrap_or_default()),
             })
         })
         .collect()
 }
 
+/// The CPU phase columns of a log line: three numbers, else `None`.
+fn read_phases(fields: &[&str]) -> Option<CpuPhases> {
+    let [a, b, c] = fields else { return None };
+    Some(CpuPhases { selfplay: a.parse().ok()?, train: b.parse().ok()?, gate: c.parse().ok()? })
+}
+
 fn write_log(dir: &Path, logs: &[GenerationLog]) -> Result<(), LoopError> {
     let mut csv = String::from(
-        "generation,games,positions,policy_loss,value_loss,score_vs_best,elo_vs_best,accepted,seconds,cpu_seconds\n",
+        "generation,games,positions,policy_loss,value_loss,score_vs_best,elo_vs_best,accepted,seconds,cpu_seconds,\
+         selfplay_cpu_seconds,train_cpu_seconds,gate_cpu_seconds\n",
     );
     for l in logs {
+        let phases =
+            l.cpu_phases.map_or(",,".to_string(), |p| format!("{:.3},{:.3},{:.3}", p.selfplay, p.train, p.gate));
         csv.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{:.1},{:.3}\n",
+            "{},{},{},{},{},{},{},{},{:.1},{:.3},{phases}\n",
             l.generation,
             l.games,
             l.positions,

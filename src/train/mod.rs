@@ -8,7 +8,7 @@ pub mod material;
 pub mod plot;
 pub mod trainer;
 
-pub use generations::{GenerationLog, LoopConfig, LoopError};
+pub use generations::{CpuPhases, GenerationLog, LoopConfig, LoopError};
 pub use material::MaterialTarget;
 pub use trainer::{
     StepLoss, TeacherTargets, TrainConfig, TrainError, TrainReport, batch_losses, masked_cross_entropy, masked_mse,
