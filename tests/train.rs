@@ -150,7 +150,9 @@ fn the_loop_runs_generations_and_resumes() {
     for (l, read) in logs.iter().zip(&after) {
         let p = l.cpu_phases.expect("CPU phases measured");
         assert!(p.selfplay > 0.0 && p.train > 0.0 && p.gate >= 0.0, "{p:?}");
-        assert!((p.selfplay + p.train + p.gate - l.cpu_seconds).abs() < 1e-6, "{l:?}");
+        // Generation 1 comes back from log.csv, its four figures rounded to
+        // the millisecond.
+        assert!((p.selfplay + p.train + p.gate - l.cpu_seconds).abs() < 2.1e-3, "{l:?}");
         let back = read.cpu_phases.expect("phases read back");
         assert!((back.train - p.train).abs() < 1e-3, "{back:?} vs {p:?}");
     }

@@ -208,7 +208,6 @@ fn generation(
         ..config.selfplay.clone()
     };
     let games = play(&sp, load(config.variant, best, device, 64)?, &|_| {})?;
-    let mut phase_ends = Vec::with_capacity(3);
     report(&format!("generation {g}: {}", summary(&games, started.elapsed())));
     if config.tsume.samples > 0 {
         let tsume_started = Instant::now();
@@ -220,10 +219,10 @@ fn generation(
         let made = crate::selfplay::tsume::write_samples(&tc)?;
         report(&format!("generation {g}: tsume: {made} in {:.1} s", tsume_started.elapsed().as_secs_f64()));
     }
-    phase_ends.push(cpu_seconds());
+    let selfplay_done = cpu_seconds();
     let candidate = dir.join(format!("nets/gen{g}.pnet"));
     let (policy_loss, value_loss) = train_candidate(config, g, best, &candidate)?;
-    phase_ends.push(cpu_seconds());
+    let train_done = cpu_seconds();
     report(&format!("generation {g}: trained, policy loss {policy_loss:.4}, value loss {value_loss:.4}"));
     let gate = MatchConfig { seed: config.gate.seed.wrapping_add(g as u64), ..config.gate.clone() };
     let result = play_match(
@@ -232,7 +231,7 @@ fn generation(
         Player::Search(load(config.variant, best, device, 8)?),
         &mut |_| {},
     );
-    phase_ends.push(cpu_seconds());
+    let gate_done = cpu_seconds();
     let accepted = result.score() >= config.gate_score;
     report(&format!("generation {g}: candidate vs best {result}; {}", if accepted { "promoted" } else { "rejected" }));
     let log = GenerationLog {
@@ -245,11 +244,11 @@ fn generation(
         elo: result.elo().0,
         accepted,
         seconds: started.elapsed().as_secs_f64(),
-        cpu_seconds: match (cpu_started, phase_ends[2]) {
+        cpu_seconds: match (cpu_started, gate_done) {
             (Some(a), Some(b)) => b - a,
             _ => started.elapsed().as_secs_f64(),
         },
-        cpu_phases: match (cpu_started, phase_ends[0], phase_ends[1], phase_ends[2]) {
+        cpu_phases: match (cpu_started, selfplay_done, train_done, gate_done) {
             (Some(a), Some(b), Some(c), Some(d)) => Some(CpuPhases { selfplay: b - a, train: c - b, gate: d - c }),
             _ => None,
         },
