@@ -177,21 +177,40 @@ fn the_loop_runs_generations_and_resumes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Trains `tc` stopped after its first step, then to its end from the
+/// checkpoint.
+fn train_with_a_resume(tc: &TrainConfig) -> pantheon::train::TrainReport {
+    let limited = TrainConfig { deadline: Some(std::time::Instant::now()), ..tc.clone() };
+    assert!(train(&limited, &mut |_| {}).unwrap().stopped_early);
+    let report = train(tc, &mut |_| {}).unwrap();
+    assert_eq!(report.resumed_from, Some(1));
+    report
+}
+
+/// Asserts that a loss of 30 steps fell from its first 5 steps to its last 5.
+fn assert_falls(name: &str, losses: &[f32]) {
+    let (first, last) = (losses[..5].iter().sum::<f32>(), losses[25..].iter().sum::<f32>());
+    assert!(last < first, "{name} loss {first} -> {last}");
+}
+
+/// `n` random inputs for a net of `config`.
+fn random_input(config: &NetConfig, n: usize, device: &Device) -> burn::tensor::Tensor<4> {
+    burn::tensor::Tensor::random(
+        [n, config.planes, config.height, config.width],
+        burn::tensor::Distribution::Normal(0.0, 1.0),
+        device,
+    )
+}
+
 #[test]
 fn the_material_head_trains_resumes_and_leaves_play_unchanged() {
     use pantheon::train::MaterialTarget;
     let (dir, mut tc) = setup("material");
     tc.steps = 30;
     tc.material = MaterialTarget { weight: 1.0, plies: 4 };
-    // Stopped after its first step, then finished from the checkpoint.
-    let limited = TrainConfig { deadline: Some(std::time::Instant::now()), ..tc.clone() };
-    let stopped = train(&limited, &mut |_| {}).unwrap();
-    assert!(stopped.stopped_early);
-    let report = train(&tc, &mut |_| {}).unwrap();
-    assert_eq!(report.resumed_from, Some(1));
+    let report = train_with_a_resume(&tc);
     let material: Vec<f32> = report.losses.iter().map(|l| l.material.expect("a material loss every step")).collect();
-    let (first, last) = (material[..5].iter().sum::<f32>(), material[25..].iter().sum::<f32>());
-    assert!(last < first, "material loss {first} -> {last}");
+    assert_falls("material", &material);
     let csv = std::fs::read_to_string(dir.join("out.pnet.losses.csv")).unwrap();
     assert!(csv.starts_with("step,policy_loss,value_loss,material_loss\n"), "{csv}");
     assert_eq!(csv.lines().count(), 31);
@@ -202,11 +221,7 @@ fn the_material_head_trains_resumes_and_leaves_play_unchanged() {
     assert!(trained.config.material_head);
     let plain = weights::load_file(tc.from.as_ref().unwrap(), Some(Variant::Minishogi), &device).unwrap();
     assert!(!plain.config.material_head);
-    let x = burn::tensor::Tensor::<4>::random(
-        [2, plain.config.planes, plain.config.height, plain.config.width],
-        burn::tensor::Distribution::Normal(0.0, 1.0),
-        &device,
-    );
+    let x = random_input(&plain.config, 2, &device);
     let (logits, value) = plain.net.forward(x.clone());
     let config = NetConfig { material_head: true, ..plain.config.clone() };
     let headed = plain.net.clone().with_heads(&config, &device);
@@ -239,16 +254,11 @@ fn the_reply_head_learns_the_next_positions_policy_target_and_resumes() {
     tc.steps = 30;
     tc.reply_weight = 1.0;
     tc.material.weight = 0.5;
-    // Stopped after its first step, then finished from the checkpoint
-    // (whose loss lines carry both auxiliary losses).
-    let limited = TrainConfig { deadline: Some(std::time::Instant::now()), ..tc.clone() };
-    assert!(train(&limited, &mut |_| {}).unwrap().stopped_early);
-    let report = train(&tc, &mut |_| {}).unwrap();
-    assert_eq!(report.resumed_from, Some(1));
+    // The checkpoint's loss lines carry both auxiliary losses.
+    let report = train_with_a_resume(&tc);
     assert!(report.losses.iter().all(|l| l.material.is_some()));
     let reply: Vec<f32> = report.losses.iter().map(|l| l.reply.expect("a reply loss every step")).collect();
-    let (first, last) = (reply[..5].iter().sum::<f32>(), reply[25..].iter().sum::<f32>());
-    assert!(last < first, "reply loss {first} -> {last}");
+    assert_falls("reply", &reply);
     let csv = std::fs::read_to_string(dir.join("out.pnet.losses.csv")).unwrap();
     assert!(csv.starts_with("step,policy_loss,value_loss,material_loss,reply_loss\n"), "{csv}");
     assert_eq!(csv.lines().count(), 31);
@@ -257,11 +267,7 @@ fn the_reply_head_learns_the_next_positions_policy_target_and_resumes() {
     assert!(trained.config.reply_head && trained.config.material_head);
     // Its outputs cover the policy; play's outputs are those of the net
     // without the head.
-    let x = burn::tensor::Tensor::<4>::random(
-        [3, trained.config.planes, trained.config.height, trained.config.width],
-        burn::tensor::Distribution::Normal(0.0, 1.0),
-        &device,
-    );
+    let x = random_input(&trained.config, 3, &device);
     let out = trained.net.forward_train(x.clone(), AuxHeads { material: false, reply: true });
     let reply = out.reply.expect("the head's output");
     assert_eq!(reply.dims(), out.logits.dims());

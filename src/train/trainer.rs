@@ -154,9 +154,9 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
     let layout = Layout::with_features(config.variant, net_config.features);
     let resumed_from = (start > 0).then_some(start);
     let mut stopped_early = false;
+    let aux_data = AuxData { material: &material, linked: &linked, reply: aux.reply };
     for step in start..config.steps {
         let picks: Vec<usize> = (0..config.batch_size).map(|_| rng.below(samples.len())).collect();
-        let aux_data = AuxData { material: &material, linked: &linked, reply: aux.reply };
         let batch = batch_tensors(&layout, &picks, &samples, &aux_data, &targets, &device);
         let out = net.forward_train(batch.input, aux);
         let (policy_loss, value_loss) =
@@ -169,8 +169,8 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
             material_loss = Some(l);
         }
         let mut reply_loss = None;
-        if let Some(r) = out.reply {
-            let l = masked_cross_entropy(r, batch.reply, batch.reply_mask);
+        if let (Some(r), Some((target, mask))) = (out.reply, batch.reply) {
+            let l = masked_cross_entropy(r, target, mask);
             loss = loss + l.clone().mul_scalar(config.reply_weight);
             reply_loss = Some(l);
         }
@@ -386,9 +386,8 @@ struct Batch {
     material_mask: Tensor<2>,
     /// Reply targets `[B, policy]` ([`Layout::reply_index`]) and their
     /// mask `[B, 1]` (1 where the next sample follows and has a policy
-    /// target).
-    reply: Tensor<2>,
-    reply_mask: Tensor<2>,
+    /// target), when the reply target is trained.
+    reply: Option<(Tensor<2>, Tensor<2>)>,
 }
 
 /// What the auxiliary targets need, per sample in their order.
@@ -415,9 +414,8 @@ fn batch_tensors(
     let mut mask = vec![0.0f32; n];
     let mut value = vec![0.0f32; n];
     let (mut aux, mut aux_mask) = (vec![0.0f32; n], vec![0.0f32; n]);
-    // Without the reply target, a column of zeros stands for its tensor.
-    let reply_cols = if aux_data.reply { plen } else { 1 };
-    let (mut reply, mut reply_mask) = (vec![0.0f32; n * reply_cols], vec![0.0f32; n]);
+    let (mut reply, mut reply_mask) =
+        if aux_data.reply { (vec![0.0f32; n * plen], vec![0.0f32; n]) } else { Default::default() };
     for (i, &k) in picks.iter().enumerate() {
         let s = &samples[k];
         layout.encode(&s.position, s.repetitions, &mut input[i * len..(i + 1) * len]);
@@ -450,8 +448,9 @@ fn batch_tensors(
         value: column(value),
         material: column(aux),
         material_mask: column(aux_mask),
-        reply: Tensor::from_data(TensorData::new(reply, [n, reply_cols]), device),
-        reply_mask: column(reply_mask),
+        reply: aux_data
+            .reply
+            .then(|| (Tensor::from_data(TensorData::new(reply, [n, plen]), device), column(reply_mask))),
     }
 }
 
@@ -664,10 +663,11 @@ mod tests {
         let aux = AuxData { material: &material, linked: &linked, reply: true };
         let device = Device::flex();
         let batch = batch_tensors(&layout, &[0, 1, 2, 3], &samples, &aux, &targets(0.0), &device);
-        let mask = batch.reply_mask.into_data().try_to_vec::<f32>().unwrap();
+        let (reply, mask) = batch.reply.expect("reply targets asked for");
+        let mask = mask.into_data().try_to_vec::<f32>().unwrap();
         // Sample 0's next has no policy target, sample 2 and 3 have no next.
         assert_eq!(mask, vec![0.0, 1.0, 0.0, 0.0]);
-        let reply = batch.reply.into_data().try_to_vec::<f32>().unwrap();
+        let reply = reply.into_data().try_to_vec::<f32>().unwrap();
         let plen = layout.policy_len();
         let row = &reply[plen..2 * plen];
         let next = &samples[2];
