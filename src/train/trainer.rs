@@ -154,7 +154,7 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
     let layout = Layout::with_features(config.variant, net_config.features);
     let resumed_from = (start > 0).then_some(start);
     let mut stopped_early = false;
-    let aux_data = AuxData { material: &material, linked: &linked, reply: aux.reply };
+    let aux_data = AuxData { material: aux.material.then_some(&material[..]), linked: &linked, reply: aux.reply };
     for step in start..config.steps {
         let picks: Vec<usize> = (0..config.batch_size).map(|_| rng.below(samples.len())).collect();
         let batch = batch_tensors(&layout, &picks, &samples, &aux_data, &targets, &device);
@@ -163,8 +163,8 @@ pub fn train(config: &TrainConfig, progress: &mut dyn FnMut(&StepLoss)) -> Resul
             batch_losses(out.logits, out.value, batch.policy, batch.policy_mask, batch.value);
         let mut loss = policy_loss.clone() + value_loss.clone();
         let mut material_loss = None;
-        if let Some(m) = out.material {
-            let l = masked_mse(m, batch.material, batch.material_mask);
+        if let (Some(m), Some((target, mask))) = (out.material, batch.material) {
+            let l = masked_mse(m, target, mask);
             loss = loss + l.clone().mul_scalar(config.material.weight);
             material_loss = Some(l);
         }
@@ -217,9 +217,9 @@ struct Data {
     teacher_samples: usize,
     teacher_scale: Option<f64>,
     targets: Targets,
-    /// Per sample, in their order: the material target, and whether the
-    /// next sample follows it in a game (empty when no auxiliary target is
-    /// trained).
+    /// Per sample, in their order: the material target (empty when it is
+    /// not trained), and whether the next sample follows it in a game
+    /// (empty when no auxiliary target is trained).
     material: Vec<Option<f32>>,
     linked: Vec<bool>,
 }
@@ -253,7 +253,7 @@ fn read_data(config: &TrainConfig) -> Result<Data, TrainError> {
     let material = if config.material.weight > 0.0 {
         material_targets(&samples, &linked, config.material.plies)
     } else {
-        vec![None; samples.len()]
+        Vec::new()
     };
     Ok(Data { samples, warnings, teacher_samples, teacher_scale, targets, material, linked })
 }
@@ -381,9 +381,9 @@ struct Batch {
     policy_mask: Tensor<2>,
     /// Value targets `[B, 1]`.
     value: Tensor<2>,
-    /// Material targets `[B, 1]` and their mask (1 where there is one).
-    material: Tensor<2>,
-    material_mask: Tensor<2>,
+    /// Material targets `[B, 1]` and their mask (1 where there is one),
+    /// when the material target is trained.
+    material: Option<(Tensor<2>, Tensor<2>)>,
     /// Reply targets `[B, policy]` ([`Layout::reply_index`]) and their
     /// mask `[B, 1]` (1 where the next sample follows and has a policy
     /// target), when the reply target is trained.
@@ -392,7 +392,8 @@ struct Batch {
 
 /// What the auxiliary targets need, per sample in their order.
 struct AuxData<'a> {
-    material: &'a [Option<f32>],
+    /// The material targets, when they are trained.
+    material: Option<&'a [Option<f32>]>,
     linked: &'a [bool],
     /// Whether the reply targets are built.
     reply: bool,
@@ -413,7 +414,8 @@ fn batch_tensors(
     let mut target = vec![0.0f32; n * plen];
     let mut mask = vec![0.0f32; n];
     let mut value = vec![0.0f32; n];
-    let (mut aux, mut aux_mask) = (vec![0.0f32; n], vec![0.0f32; n]);
+    let (mut material, mut material_mask) =
+        if aux_data.material.is_some() { (vec![0.0f32; n], vec![0.0f32; n]) } else { Default::default() };
     let (mut reply, mut reply_mask) =
         if aux_data.reply { (vec![0.0f32; n * plen], vec![0.0f32; n]) } else { Default::default() };
     for (i, &k) in picks.iter().enumerate() {
@@ -427,8 +429,8 @@ fn batch_tensors(
             }
         }
         value[i] = v;
-        if let Some(m) = aux_data.material[k] {
-            (aux[i], aux_mask[i]) = (m, 1.0);
+        if let Some(Some(m)) = aux_data.material.map(|targets| targets[k]) {
+            (material[i], material_mask[i]) = (m, 1.0);
         }
         if aux_data.reply && aux_data.linked[k] {
             let next = &samples[k + 1];
@@ -446,8 +448,7 @@ fn batch_tensors(
         policy: Tensor::from_data(TensorData::new(target, [n, plen]), device),
         policy_mask: column(mask),
         value: column(value),
-        material: column(aux),
-        material_mask: column(aux_mask),
+        material: aux_data.material.map(|_| (column(material), column(material_mask))),
         reply: aux_data
             .reply
             .then(|| (Tensor::from_data(TensorData::new(reply, [n, plen]), device), column(reply_mask))),
@@ -659,10 +660,10 @@ mod tests {
         let linked = links(&samples);
         assert_eq!(linked, vec![true, true, false, false]);
         let layout = Layout::new(v);
-        let material = vec![None; samples.len()];
-        let aux = AuxData { material: &material, linked: &linked, reply: true };
+        let aux = AuxData { material: None, linked: &linked, reply: true };
         let device = Device::flex();
         let batch = batch_tensors(&layout, &[0, 1, 2, 3], &samples, &aux, &targets(0.0), &device);
+        assert!(batch.material.is_none(), "no material targets are built when they are not trained");
         let (reply, mask) = batch.reply.expect("reply targets asked for");
         let mask = mask.into_data().try_to_vec::<f32>().unwrap();
         // Sample 0's next has no policy target, sample 2 and 3 have no next.
