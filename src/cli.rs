@@ -116,7 +116,9 @@ pub struct EngineArgs {
     /// Moves shown with their lines.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=500))]
     pub multipv: u64,
-    /// Weight file, or `shipped` (the default: the variant's shipped net).
+    /// Weight file, or `shipped` (the default: the variant's shipped net for
+    /// the device, the large one on a GPU where there is one; `shipped-small`
+    /// and `shipped-large` name one).
     #[arg(long, default_value = "shipped")]
     pub model: crate::nn::ModelSource,
     /// auto, gpu or cpu.

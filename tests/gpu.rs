@@ -221,3 +221,16 @@ fn a_search_with_two_batches_in_flight_on_the_gpu() {
     assert!(result.best.is_some());
     assert!(net.device_idle().batches > 0);
 }
+
+#[test]
+fn on_a_gpu_shipped_is_the_large_net_where_there_is_one_and_batch_0_the_gpu_default() {
+    use pantheon::nn::{ModelSource, evaluator::default_batch, shipped, shipped_large};
+    let variant = Variant::Minishogi;
+    let config = |bytes: &[u8]| weights::load(bytes, Some(variant), &Device::flex()).unwrap().config;
+    let eval = NetEvaluator::load(variant, &ModelSource::Shipped, DeviceChoice::Gpu, 0).unwrap();
+    assert_eq!(eval.config(), &config(shipped_large(variant).unwrap_or(shipped(variant))));
+    assert_eq!(eval.max_batch(), default_batch(true));
+    let small = NetEvaluator::load(variant, &ModelSource::ShippedSmall, DeviceChoice::Gpu, 8).unwrap();
+    assert_eq!(small.config(), &config(shipped(variant)));
+    assert!(small.name().contains("shipped small"), "{}", small.name());
+}

@@ -242,6 +242,27 @@ fn shipped_nets_load_for_every_variant() {
 }
 
 #[test]
+fn on_the_cpu_shipped_is_the_small_net_and_batch_0_is_the_cpu_default() {
+    use pantheon::nn::{DeviceChoice, LoadError, ModelSource, shipped, shipped_large};
+    for variant in Variant::ALL {
+        let small = weights::load(shipped(variant), Some(variant), &Device::flex()).unwrap().config;
+        let eval = NetEvaluator::load(variant, &ModelSource::Shipped, DeviceChoice::Cpu, 0).unwrap();
+        assert_eq!(eval.config(), &small, "{variant}");
+        assert_eq!(eval.max_batch(), pantheon::nn::evaluator::default_batch(false));
+        assert!(eval.name().contains("shipped small"), "{}", eval.name());
+        match (NetEvaluator::load(variant, &ModelSource::ShippedLarge, DeviceChoice::Cpu, 8), shipped_large(variant)) {
+            (Err(LoadError::NoLargeNet(v)), None) => assert_eq!(v, variant),
+            (Ok(eval), Some(bytes)) => {
+                assert_eq!(eval.config(), &weights::load(bytes, Some(variant), &Device::flex()).unwrap().config)
+            }
+            (got, large) => {
+                panic!("{variant}: shipped-large gave {:?} with a large net {}", got.err(), large.is_some())
+            }
+        }
+    }
+}
+
+#[test]
 fn pantheons_cpu_forward_pass_matches_burns() {
     // The shipped nets have trained batch-norm statistics, so the folding
     // is exercised; the batch sizes split unevenly between threads.

@@ -232,7 +232,7 @@ fn bad_input_gets_an_error_and_the_engine_stays_usable() {
         "position sfen rbsgk/4p/5/P4/KGSBRR b - 1",
         "position startpos moves 2e2d",
         "position startpos moves 7g7f",
-        "setoption name Threads value 0",
+        "setoption name Threads value 300",
         "setoption name MultiPV value lots",
         "setoption name USI_Variant value chess",
         "setoption name NoSuchOption value 1",
@@ -399,7 +399,7 @@ fn a_bad_model_file_is_reported_the_shipped_net_used_and_the_device_named() {
         lines.iter().any(|l| l.starts_with("info string error") && l.contains("/nonexistent/net.pnet")),
         "{lines:?}"
     );
-    assert!(lines.iter().any(|l| l.contains("shipped minishogi net")), "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("shipped small minishogi net")), "{lines:?}");
     e.send("position startpos");
     e.send("go nodes 100");
     let mv = e.bestmove();
@@ -426,6 +426,19 @@ fn a_bad_model_file_is_reported_the_shipped_net_used_and_the_device_named() {
         assert!(lines.iter().any(|l| l.starts_with("info string error") && l.contains("bf16")), "{lines:?}");
     }
     e.send("setoption name Precision value f32");
+    // Threads and BatchSize 0 (the defaults): a thread per core, the
+    // device's batch (32 on the CPU); set ones are kept.
+    e.send("setoption name Threads value 3");
+    e.send("setoption name BatchSize value 12");
+    e.send("go nodes 50");
+    let lines = e.until("bestmove");
+    assert!(lines.contains(&"info string search: 3 threads, batch 12".to_string()), "{lines:?}");
+    e.send("setoption name Threads value 0");
+    e.send("setoption name BatchSize value 0");
+    e.send("go nodes 50");
+    let lines = e.until("bestmove");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(lines.contains(&format!("info string search: {cores} threads, batch 32")), "{lines:?}");
     e.send("setoption name Device value gpu");
     e.send("go nodes 50");
     let lines = e.until("bestmove");

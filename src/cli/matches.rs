@@ -7,7 +7,8 @@ use super::*;
 pub struct MatchCommand {
     #[arg(long)]
     variant: Variant,
-    /// Player A: a weight file, `shipped`, `uniform` (search without a
+    /// Player A: a weight file, `shipped` (the variant's net for the
+    /// device; `shipped-small`, `shipped-large`), `uniform` (search without a
     /// net), `random` (random legal moves), `greedy` (material-greedy
     /// 1-ply) or `usi:COMMAND` (an external USI engine, e.g.
     /// `usi:/opt/fsf/fairy-stockfish`).

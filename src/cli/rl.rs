@@ -118,7 +118,9 @@ impl SelfPlayTuning {
 pub struct SelfplayCommand {
     #[arg(long)]
     variant: Variant,
-    /// Weight file, or `shipped` (the default: the variant's shipped net).
+    /// Weight file, or `shipped` (the default: the variant's shipped net for
+    /// the device, the large one on a GPU where there is one; `shipped-small`
+    /// and `shipped-large` name one).
     #[arg(long, default_value = "shipped")]
     model: crate::nn::ModelSource,
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
@@ -154,8 +156,8 @@ pub struct SelfplayCommand {
 impl SelfplayCommand {
     pub fn run(self) -> Result<()> {
         let model_id = match &self.model {
-            crate::nn::ModelSource::Shipped => format!("shipped-{}", self.variant),
-            file => file.to_string(),
+            crate::nn::ModelSource::File(path) => path.display().to_string(),
+            shipped => format!("{shipped}-{}", self.variant),
         };
         let config = crate::selfplay::SelfPlayConfig {
             model_id,

@@ -93,6 +93,9 @@ pub struct Evaluation {
     pub policy: Vec<f32>,
 }
 
+/// The search's batch for evaluators that state no preference.
+pub const DEFAULT_SEARCH_BATCH: usize = 32;
+
 /// Evaluates batches of positions: a network, or a stand-in for tests.
 ///
 /// Blocking and threads: [`Evaluator::evaluate`] blocks until the whole
@@ -107,6 +110,13 @@ pub trait Evaluator: Send + Sync {
 
     /// The largest batch this evaluator accepts.
     fn max_batch(&self) -> usize;
+
+    /// The batch a search gathers when none is asked for: a net's is the
+    /// one it was loaded for (its device's default unless one was given);
+    /// by default [`DEFAULT_SEARCH_BATCH`] or the largest accepted.
+    fn preferred_batch(&self) -> usize {
+        self.max_batch().min(DEFAULT_SEARCH_BATCH)
+    }
 
     /// A short description for logs (`uniform`, the model file, ...).
     fn name(&self) -> String;

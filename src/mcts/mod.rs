@@ -13,7 +13,8 @@ mod search;
 mod tree;
 
 pub use evaluator::{
-    EvalJob, EvalRequest, Evaluation, Evaluator, UniformEvaluator, sanitize, serve_jobs, serve_pipelined,
+    DEFAULT_SEARCH_BATCH, EvalJob, EvalRequest, Evaluation, Evaluator, UniformEvaluator, sanitize, serve_jobs,
+    serve_pipelined,
 };
 pub use gumbel::GumbelParams;
 pub use limits::{Clock, Limits, TimeBudget, budget};

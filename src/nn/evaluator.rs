@@ -10,20 +10,30 @@ use crate::rules::Variant;
 use burn::prelude::*;
 use std::time::{Duration, Instant};
 
-/// Which net: the variant's shipped one, or a weight file.
+/// Which net: one of the variant's shipped nets, or a weight file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum ModelSource {
+    /// The shipped net for the device: on a GPU the variant's large net
+    /// when one is shipped, else (and on the CPU) its small one.
     #[default]
     Shipped,
+    /// The variant's small shipped net, on any device.
+    ShippedSmall,
+    /// The variant's large shipped net, on any device (an error where the
+    /// variant has none).
+    ShippedLarge,
     File(std::path::PathBuf),
 }
 
 impl std::str::FromStr for ModelSource {
     type Err = std::convert::Infallible;
-    /// `shipped` (or nothing) for the shipped net, else a file path.
+    /// `shipped` (or nothing), `shipped-small` or `shipped-large` for a
+    /// shipped net, else a file path.
     fn from_str(s: &str) -> Result<ModelSource, Self::Err> {
         Ok(match s {
             "" | "shipped" => ModelSource::Shipped,
+            "shipped-small" => ModelSource::ShippedSmall,
+            "shipped-large" => ModelSource::ShippedLarge,
             path => ModelSource::File(path.into()),
         })
     }
@@ -33,7 +43,36 @@ impl std::fmt::Display for ModelSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ModelSource::Shipped => f.write_str("shipped"),
+            ModelSource::ShippedSmall => f.write_str("shipped-small"),
+            ModelSource::ShippedLarge => f.write_str("shipped-large"),
             ModelSource::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// A shipped net's size.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NetSize {
+    /// The CPU default of its variant.
+    Small,
+    /// A larger net meant for GPUs.
+    Large,
+}
+
+named_enum!(NetSize, "net size", { Small => "small", Large => "large" });
+
+impl ModelSource {
+    /// The shipped net this source names for `variant` on a GPU (`gpu`) or
+    /// the CPU, with its size; `None` for a weight file, or for
+    /// `shipped-large` where the variant has no large net.
+    pub fn shipped_net(&self, variant: Variant, gpu: bool) -> Option<(&'static [u8], NetSize)> {
+        let small = (shipped(variant), NetSize::Small);
+        let large = shipped_large(variant).map(|bytes| (bytes, NetSize::Large));
+        match self {
+            ModelSource::Shipped if gpu => large.or(Some(small)),
+            ModelSource::Shipped | ModelSource::ShippedSmall => Some(small),
+            ModelSource::ShippedLarge => large,
+            ModelSource::File(_) => None,
         }
     }
 }
@@ -47,11 +86,14 @@ pub enum LoadError {
     Name(#[from] super::UnknownName),
     #[error("shipped net: {0}")]
     Shipped(WeightsError),
+    #[error("no large net is shipped for {0}: use shipped or shipped-small")]
+    NoLargeNet(Variant),
     #[error("{path}: {source}")]
     File { path: String, source: WeightsError },
 }
 
-/// The weight file shipped for each variant, embedded in the binary.
+/// The small weight file shipped for each variant (its CPU default),
+/// embedded in the binary.
 pub fn shipped(variant: Variant) -> &'static [u8] {
     match variant {
         Variant::Minishogi => include_bytes!("../../models/minishogi.pnet"),
@@ -59,6 +101,22 @@ pub fn shipped(variant: Variant) -> &'static [u8] {
         Variant::Pandemonium => include_bytes!("../../models/pandemonium.pnet"),
         Variant::Pandemonium2022 => include_bytes!("../../models/pandemonium2022.pnet"),
     }
+}
+
+/// The batch a net is evaluated in when none is asked for: on a GPU
+/// (`gpu`) large enough to keep it busy, on the CPU small enough that the
+/// search's virtual losses stay few.
+pub fn default_batch(gpu: bool) -> usize {
+    if gpu { 256 } else { crate::mcts::DEFAULT_SEARCH_BATCH }
+}
+
+/// The variants with a large shipped net (for GPUs) and its weight file,
+/// embedded in the binary.
+const SHIPPED_LARGE: &[(Variant, &[u8])] = &[];
+
+/// The large weight file shipped for `variant`, where there is one.
+pub fn shipped_large(variant: Variant) -> Option<&'static [u8]> {
+    SHIPPED_LARGE.iter().find(|(v, _)| *v == variant).map(|&(_, bytes)| bytes)
 }
 
 /// Time spent in each stage of [`NetEvaluator::evaluate_timed`].
@@ -286,7 +344,8 @@ impl NetEvaluator {
         }
     }
 
-    /// Loads the net of `model` for `variant`.
+    /// Loads the net of `model` for `variant`, for batches up to
+    /// `max_batch` (0: [`default_batch`] for the device).
     pub fn load(
         variant: Variant,
         model: &ModelSource,
@@ -295,18 +354,21 @@ impl NetEvaluator {
     ) -> Result<Self, LoadError> {
         let device = device(choice)?;
         let (loaded, name) = match model {
-            ModelSource::Shipped => {
-                let net = weights::load(shipped(variant), Some(variant), &device).map_err(LoadError::Shipped)?;
-                (net, format!("shipped {variant} net"))
-            }
             ModelSource::File(path) => {
                 let net = weights::load_file(path, Some(variant), &device)
                     .map_err(|source| LoadError::File { path: path.display().to_string(), source })?;
                 (net, path.display().to_string())
             }
+            shipped => {
+                let (bytes, size) =
+                    shipped.shipped_net(variant, device != Device::flex()).ok_or(LoadError::NoLargeNet(variant))?;
+                let net = weights::load(bytes, Some(variant), &device).map_err(LoadError::Shipped)?;
+                (net, format!("shipped {size} {variant} net"))
+            }
         };
         let c = &loaded.config;
         let name = format!("{name} ({} blocks x {} channels) on {}", c.blocks, c.channels, describe(&device));
+        let max_batch = if max_batch > 0 { max_batch } else { default_batch(device != Device::flex()) };
         let evaluator = NetEvaluator::new(loaded.net, loaded.config, variant, device, max_batch, name);
         evaluator.warm_up();
         Ok(evaluator)
@@ -473,6 +535,10 @@ impl Evaluator for NetEvaluator {
         self.max_batch
     }
 
+    fn preferred_batch(&self) -> usize {
+        self.max_batch
+    }
+
     fn name(&self) -> String {
         match self.precision {
             Precision::F32 => self.name.clone(),
@@ -493,5 +559,33 @@ impl burn::module::ModuleMapper for CastFloats {
     fn map_float<const D: usize>(&mut self, param: burn::module::Param<Tensor<D>>) -> burn::module::Param<Tensor<D>> {
         let dtype = self.0;
         param.map(|t| t.cast(dtype))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_net_follows_the_device_and_the_named_size() {
+        for v in Variant::ALL {
+            let small = Some((shipped(v), NetSize::Small));
+            let large = shipped_large(v).map(|bytes| (bytes, NetSize::Large));
+            assert_eq!(ModelSource::Shipped.shipped_net(v, false), small, "{v}: the CPU takes the small net");
+            assert_eq!(ModelSource::Shipped.shipped_net(v, true), large.or(small), "{v}: a GPU takes the large one");
+            assert_eq!(ModelSource::ShippedSmall.shipped_net(v, true), small);
+            assert_eq!(ModelSource::ShippedLarge.shipped_net(v, false), large);
+            assert_eq!(ModelSource::File("net.pnet".into()).shipped_net(v, true), None);
+        }
+    }
+
+    #[test]
+    fn model_sources_read_back_from_their_names() {
+        for name in ["shipped", "shipped-small", "shipped-large", "nets/a b.pnet"] {
+            let source: ModelSource = name.parse().unwrap();
+            assert_eq!(source.to_string(), name);
+        }
+        assert_eq!("".parse::<ModelSource>().unwrap(), ModelSource::Shipped);
+        assert_eq!("shipped-large".parse::<ModelSource>().unwrap(), ModelSource::ShippedLarge);
     }
 }

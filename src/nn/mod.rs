@@ -45,7 +45,9 @@ pub mod weights;
 
 pub use device::{DeviceChoice, DeviceError, Precision, describe, device, has_real_gpu, peak_flops, supports_f16};
 pub use encode::{Features, Layout};
-pub use evaluator::{DeviceIdle, LoadError, ModelSource, NetEvaluator, Timings, shipped, softmax};
+pub use evaluator::{
+    DeviceIdle, LoadError, ModelSource, NetEvaluator, NetSize, Timings, shipped, shipped_large, softmax,
+};
 pub use model::{AuxHeads, Net, NetConfig, TrainOutputs};
 pub use weights::{LoadedNet, WeightsError};
 

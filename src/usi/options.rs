@@ -26,13 +26,13 @@ pub const PRECISIONS: &[&str] = &["f32", "bf16", "f16"];
 pub const SPECS: &[Spec] = &[
     Spec { name: "USI_Variant", kind: Kind::Combo { default: "minishogi", vars: VARIANTS } },
     Spec { name: "USI_Hash", kind: Kind::Spin { default: 256, min: 1, max: 65536 } },
-    Spec { name: "Threads", kind: Kind::Spin { default: 2, min: 1, max: 256 } },
+    Spec { name: "Threads", kind: Kind::Spin { default: 0, min: 0, max: 256 } },
     Spec { name: "MultiPV", kind: Kind::Spin { default: 1, min: 1, max: 500 } },
     Spec { name: "USI_Ponder", kind: Kind::Check(false) },
     Spec { name: "ModelFile", kind: Kind::Str("") },
     Spec { name: "Device", kind: Kind::Combo { default: "auto", vars: DEVICES } },
     Spec { name: "Precision", kind: Kind::Combo { default: "f32", vars: PRECISIONS } },
-    Spec { name: "BatchSize", kind: Kind::Spin { default: 32, min: 1, max: 4096 } },
+    Spec { name: "BatchSize", kind: Kind::Spin { default: 0, min: 0, max: 4096 } },
     Spec { name: "ByoyomiMargin", kind: Kind::Spin { default: 100, min: 0, max: 60_000 } },
     Spec { name: "ResignThreshold", kind: Kind::Spin { default: 0, min: 0, max: 100_000 } },
     Spec { name: "MatePlies", kind: Kind::Spin { default: MATE_PLIES as i64, min: 0, max: 9 } },
@@ -48,16 +48,21 @@ pub const SPECS: &[Spec] = &[
 pub struct Options {
     pub variant: Variant,
     pub hash_mib: usize,
+    /// Search worker threads (0: one per core).
     pub threads: usize,
     pub multipv: usize,
     pub ponder: bool,
-    /// Empty: the variant's shipped net.
+    /// Empty or `shipped`: the variant's shipped net for the device (the
+    /// large one on a GPU where there is one); `shipped-small`,
+    /// `shipped-large`, or a weight file.
     pub model_file: String,
     /// `auto`, `gpu` or `cpu`.
     pub device: String,
     /// The net's number format: `f32`, `bf16` (CPU with AVX-512 BF16) or
     /// `f16` (GPU).
     pub precision: String,
+    /// Positions per network call (0: the device's default, see
+    /// `Evaluator::max_batch`).
     pub batch_size: usize,
     /// Milliseconds kept in hand from the clock.
     pub byoyomi_margin_ms: u64,
@@ -77,13 +82,13 @@ impl Default for Options {
         Options {
             variant: Variant::Minishogi,
             hash_mib: 256,
-            threads: 2,
+            threads: 0,
             multipv: 1,
             ponder: false,
             model_file: String::new(),
             device: "auto".into(),
             precision: "f32".into(),
-            batch_size: 32,
+            batch_size: 0,
             byoyomi_margin_ms: 100,
             resign_cp: 0,
             mate_plies: MATE_PLIES,
@@ -216,7 +221,7 @@ mod tests {
         assert_eq!(o.variant, Variant::Mansindam);
         o.set("threads", Some("4")).unwrap();
         assert_eq!(o.threads, 4);
-        assert!(matches!(o.set("Threads", Some("0")), Err(OptionError::OutOfRange { .. })));
+        assert!(matches!(o.set("Threads", Some("257")), Err(OptionError::OutOfRange { .. })));
         assert!(matches!(o.set("Threads", Some("many")), Err(OptionError::NotANumber { .. })));
         assert!(matches!(o.set("USI_Variant", Some("chess")), Err(OptionError::NotAllowed { .. })));
         assert!(matches!(o.set("Colour", Some("red")), Err(OptionError::Unknown(_))));

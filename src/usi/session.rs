@@ -21,7 +21,8 @@ use std::time::Duration;
 pub trait Networks: Send {
     /// An evaluator for `variant` from `model_file` (empty: the shipped
     /// net) on `device` (`auto`, `gpu`, `cpu`) in `precision` (`f32`,
-    /// `bf16`, `f16`) with batches up to `batch`.
+    /// `bf16`, `f16`) with batches up to `batch` (0: the device's default
+    /// batch, which the evaluator's `max_batch` then reports).
     fn load(
         &mut self,
         variant: Variant,
@@ -76,6 +77,17 @@ pub enum Flow {
 /// precision, batch.
 type NetKey = (Variant, String, String, String, usize);
 
+/// The search threads for the `Threads` option: 0 is one per core.
+fn search_threads(option: usize) -> usize {
+    if option > 0 { option } else { std::thread::available_parallelism().map_or(1, |n| n.get()) }
+}
+
+/// The search's batch for the `BatchSize` option: 0 is the evaluator's
+/// preferred batch (a net's is its device's).
+fn search_batch(option: usize, evaluator: &dyn Evaluator) -> usize {
+    if option > 0 { option } else { evaluator.preferred_batch() }
+}
+
 /// The engine between commands.
 pub struct Session {
     out: Output,
@@ -88,13 +100,15 @@ pub struct Session {
     networks: Box<dyn Networks>,
     /// The evaluator and the options it was loaded for.
     loaded: Option<(NetKey, Arc<dyn Evaluator>)>,
+    /// The search threads and batch last reported (`info string search`).
+    reported: Option<(usize, usize)>,
 }
 
 impl Session {
     pub fn new(out: Output, networks: Box<dyn Networks>) -> Session {
         let options = Options::default();
         let game = Ok(Game::new(Position::startpos(options.variant)));
-        Session { out, options, game, searcher: None, running: None, networks, loaded: None }
+        Session { out, options, game, searcher: None, running: None, networks, loaded: None, reported: None }
     }
 
     /// Answers with `info string error: {text}`.
@@ -246,8 +260,8 @@ impl Session {
         let evaluator = self.ensure_evaluator();
         let o = self.options.clone();
         let params = SearchParams {
-            threads: o.threads,
-            batch_size: o.batch_size,
+            threads: search_threads(o.threads),
+            batch_size: search_batch(o.batch_size, evaluator.as_ref()),
             hash_mib: o.hash_mib,
             multipv: o.multipv,
             mate_plies: o.mate_plies,
@@ -255,6 +269,10 @@ impl Session {
             policy_temperature: o.policy_temperature,
             ..SearchParams::default()
         };
+        if self.reported != Some((params.threads, params.batch_size)) {
+            self.reported = Some((params.threads, params.batch_size));
+            self.out.line(&format!("info string search: {} threads, batch {}", params.threads, params.batch_size));
+        }
         let mut searcher = self.searcher.take().unwrap_or_else(|| Searcher::new(evaluator.clone(), params.clone()));
         searcher.set_params(params);
         searcher.set_position(&game);

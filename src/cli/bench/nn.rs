@@ -28,7 +28,9 @@ pub struct NnBench {
     /// Batch sizes, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,16,64,256")]
     batch: Vec<usize>,
-    /// Weight file, or `shipped` (the default: the variant's shipped net).
+    /// Weight file, or `shipped` (the default: the variant's shipped net for
+    /// the device, the large one on a GPU where there is one; `shipped-small`
+    /// and `shipped-large` name one).
     #[arg(long, default_value = "shipped")]
     model: ModelSource,
     /// Forward passes per batch size; the median is reported.

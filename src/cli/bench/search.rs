@@ -64,6 +64,9 @@ impl Evaluator for Counting {
     fn max_batch(&self) -> usize {
         self.inner.max_batch()
     }
+    fn preferred_batch(&self) -> usize {
+        self.inner.preferred_batch()
+    }
     fn name(&self) -> String {
         self.inner.name()
     }
