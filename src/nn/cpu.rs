@@ -156,6 +156,13 @@ struct Scratch {
     conv: ConvScratch,
 }
 
+thread_local! {
+    /// The buffers of the chunk this thread runs, kept between calls: a
+    /// search's evaluation thread, which runs the first chunk of every
+    /// batch itself, allocates them once rather than per batch.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
 /// An im2col tile (f32, or bf16 pairs with the input rounded to bf16).
 #[derive(Default)]
 struct ConvScratch {
@@ -210,7 +217,7 @@ impl CpuNet {
         let threads = self.threads.min(n.div_ceil(4)).max(1);
         let per = n.div_ceil(threads).max(1);
         let run = |(input, (logits, values)): (&[f32], (&mut [f32], &mut [f32]))| {
-            self.forward_chunk(input, logits, values, &mut Scratch::default());
+            SCRATCH.with_borrow_mut(|s| self.forward_chunk(input, logits, values, s));
         };
         let chunks = input.chunks(per * len).zip(logits.chunks_mut(per * plen).zip(values.chunks_mut(per)));
         if threads == 1 {
