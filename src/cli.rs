@@ -362,8 +362,3 @@ impl crate::usi::Networks for EngineNets {
         Ok(std::sync::Arc::new(net))
     }
 }
-
-/// The CPU cores available to this process.
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}

@@ -385,7 +385,7 @@ impl LoopCommand {
             gumbel: [None; 2],
             seed: self.seed,
         };
-        let tsume = self.tsume_mates.config(variant, self.tsume, (cores() as u64, self.seed), data)?;
+        let tsume = self.tsume_mates.config(variant, self.tsume, (crate::mcts::cores() as u64, self.seed), data)?;
         let config = crate::train::LoopConfig {
             variant,
             dir: self.dir,

@@ -16,6 +16,12 @@ pub const POLICY_TEMPERATURE: f64 = 1.5;
 /// `RootMatePlies`, `analyse`) use; [`SearchParams`] leaves it off.
 pub const ENGINE_ROOT_MATE_PLIES: u32 = 7;
 
+/// The CPU cores available to this process (the cgroup's limit where
+/// there is one; at least 1).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// How the search explores and how much it may use.
 #[derive(Clone, Debug)]
 pub struct SearchParams {

@@ -192,7 +192,7 @@ impl CpuNet {
         };
         let blocks = net.blocks.iter().map(|b| [conv(&b.conv1, Some(&b.bn1)), conv(&b.conv2, Some(&b.bn2))]).collect();
         CpuNet {
-            threads: std::thread::available_parallelism().map_or(1, |t| t.get()),
+            threads: crate::mcts::cores(),
             height: config.height,
             width: config.width,
             planes: config.planes,

@@ -76,8 +76,7 @@ fn gpu_device() -> Result<Device, DeviceError> {
 /// backend, or the GPU adapter's name, graphics API, kind and driver.
 pub fn describe(device: &Device) -> String {
     if *device == Device::flex() {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        return format!("cpu (burn flex backend, {threads} threads)");
+        return format!("cpu (burn flex backend, {} threads)", crate::mcts::cores());
     }
     describe_gpu(device)
 }

@@ -353,6 +353,7 @@ impl NetEvaluator {
         max_batch: usize,
     ) -> Result<Self, LoadError> {
         let device = device(choice)?;
+        let gpu = device != Device::flex();
         let (loaded, name) = match model {
             ModelSource::File(path) => {
                 let net = weights::load_file(path, Some(variant), &device)
@@ -360,15 +361,14 @@ impl NetEvaluator {
                 (net, path.display().to_string())
             }
             shipped => {
-                let (bytes, size) =
-                    shipped.shipped_net(variant, device != Device::flex()).ok_or(LoadError::NoLargeNet(variant))?;
+                let (bytes, size) = shipped.shipped_net(variant, gpu).ok_or(LoadError::NoLargeNet(variant))?;
                 let net = weights::load(bytes, Some(variant), &device).map_err(LoadError::Shipped)?;
                 (net, format!("shipped {size} {variant} net"))
             }
         };
         let c = &loaded.config;
         let name = format!("{name} ({} blocks x {} channels) on {}", c.blocks, c.channels, describe(&device));
-        let max_batch = if max_batch > 0 { max_batch } else { default_batch(device != Device::flex()) };
+        let max_batch = if max_batch > 0 { max_batch } else { default_batch(gpu) };
         let evaluator = NetEvaluator::new(loaded.net, loaded.config, variant, device, max_batch, name);
         evaluator.warm_up();
         Ok(evaluator)

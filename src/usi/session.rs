@@ -79,7 +79,7 @@ type NetKey = (Variant, String, String, String, usize);
 
 /// The search threads for the `Threads` option: 0 is one per core.
 fn search_threads(option: usize) -> usize {
-    if option > 0 { option } else { std::thread::available_parallelism().map_or(1, |n| n.get()) }
+    if option > 0 { option } else { crate::mcts::cores() }
 }
 
 /// The search's batch for the `BatchSize` option: 0 is the evaluator's
