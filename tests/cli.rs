@@ -164,6 +164,89 @@ fn match_against_baseline_players() {
 }
 
 #[test]
+fn a_match_with_a_results_file_resumes_and_extends() {
+    let dir = std::env::temp_dir().join(format!("pantheon-cli-results-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let results = dir.join("results.txt");
+    let greedy_vs_random = |games: &str, extra: &[&str]| {
+        let mut args = vec!["match", "--variant", "minishogi", "--a", "greedy", "--b", "random", "--seed", "5"];
+        args.extend_from_slice(&["--games", games]);
+        args.extend_from_slice(extra);
+        pantheon(&args)
+    };
+    let with_file = ["--results", results.to_str().unwrap()];
+    let games =
+        |out: &str| -> Vec<String> { out.lines().filter(|l| l.starts_with("game ")).map(String::from).collect() };
+    let straight = greedy_vs_random("6", &[]);
+    assert!(straight.status.success(), "{}", stderr(&straight));
+    let straight = stdout(&straight);
+
+    // Two games, then the same match extended to six: only games 3 to 6
+    // are played, and the totals are the uninterrupted match's.
+    let o = greedy_vs_random("2", &with_file);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(games(&stdout(&o)), games(&straight)[..2]);
+    let o = greedy_vs_random("6", &with_file);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("2 games played before, 4 to play"), "{}", stderr(&o));
+    assert_eq!(games(&stdout(&o)), games(&straight)[2..]);
+    let total = |out: &str| out.lines().find(|l| l.starts_with("greedy vs random: ")).map(String::from);
+    assert_eq!(total(&stdout(&o)), total(&straight));
+    let text = std::fs::read_to_string(&results).unwrap();
+    assert_eq!(text.lines().count(), 7, "{text}");
+    assert!(text.starts_with("# pantheon match results: variant=minishogi a=\"greedy\" b=\"random\""), "{text}");
+
+    // Finished: nothing left to play.
+    let o = greedy_vs_random("6", &with_file);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(games(&stdout(&o)).is_empty(), "{}", stdout(&o));
+    assert_eq!(total(&stdout(&o)), total(&straight));
+
+    // A line cut short by a kill is dropped and its game played again.
+    let mut torn = text.clone();
+    let last = torn.trim_end().rfind('\n').unwrap() + 1;
+    torn.truncate(last + 12);
+    std::fs::write(&results, &torn).unwrap();
+    let o = greedy_vs_random("6", &with_file);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("dropping an unfinished last line"), "{}", stderr(&o));
+    assert_eq!(games(&stdout(&o)), games(&straight)[5..]);
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), text);
+
+    // Another match's file, a damaged line, too few games, not a results
+    // file, an unwritable path: clear errors, and the file is left as it was.
+    let cases: Vec<(Vec<&str>, String, &str)> = vec![
+        (vec!["--max-plies", "200"], text.clone(), "holds the games of another match"),
+        (vec![], format!("{text}game seven: A (sente) scores 1: x, 3 plies\n"), "line 8: 'game seven"),
+        (vec![], format!("{text}game 3: A (sente) scores 1: x, 3 plies\n"), "holds game 3 twice"),
+        (vec![], format!("{text}game 4: A (gote) scores 2: x, 3 plies\n"), "line 8"),
+        (vec![], "position startpos\n".to_string(), "is not a match results file"),
+    ];
+    for (extra, content, message) in cases {
+        std::fs::write(&results, &content).unwrap();
+        let mut args = with_file.to_vec();
+        args.extend(extra);
+        let o = greedy_vs_random("6", &args);
+        assert!(!o.status.success(), "{message}");
+        assert!(stderr(&o).contains(message), "{message}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&results).unwrap(), content);
+    }
+    std::fs::write(&results, &text).unwrap();
+    let o = greedy_vs_random("4", &with_file);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("holds game 5, but this match has 4 games"), "{}", stderr(&o));
+    std::fs::write(&results, [0xff, 0xfe, 0x00]).unwrap();
+    let o = greedy_vs_random("4", &with_file);
+    assert!(stderr(&o).contains("is not a match results file (not text)"), "{}", stderr(&o));
+    let o = greedy_vs_random("2", &["--results", "/no/such/dir/results.txt"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cannot create /no/such/dir/results.txt"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn bench_mates_reports_playouts_to_each_proof() {
     let o = pantheon(&[
         "bench",

@@ -1,4 +1,5 @@
-//! Crash safety of long runs: `selfplay`, `train` and `loop` killed with
+//! Crash safety of long runs: `selfplay`, `train`, `loop` and `match`
+//! (with `--results`) killed with
 //! SIGKILL at random moments, several times, then run again with the same
 //! command. After every kill no shard, net, checkpoint or state file may
 //! be damaged, and the finished run must equal one that was never
@@ -216,5 +217,28 @@ fn loop_killed_and_rerun_reaches_the_same_end() {
             .collect()
     };
     assert_eq!(log(&straight), log(&killed));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn match_killed_and_rerun_plays_the_same_games() {
+    let dir = temp_dir("match");
+    let args = |results: &Path| {
+        let mut a = strings(&["match", "--variant", "minishogi", "--a", "uniform", "--b", "greedy"]);
+        a.extend(strings(&["--nodes", "100", "--games", "16", "--seed", "6", "--results", results.to_str().unwrap()]));
+        a
+    };
+    let lines = |path: &Path| -> Vec<String> {
+        let mut lines: Vec<String> = std::fs::read_to_string(path).unwrap().lines().map(String::from).collect();
+        lines.sort();
+        lines
+    };
+    let straight = dir.join("straight.txt");
+    run(&args(&straight));
+    let killed = dir.join("killed.txt");
+    assert!(kill_and_resume(&args(&killed), &dir, (20, 800), 4) > 0, "no kill landed");
+    // The same 16 games, whatever order the runs wrote them in.
+    assert_eq!(lines(&straight).len(), 17);
+    assert_eq!(lines(&straight), lines(&killed));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -81,27 +81,78 @@ pub struct MatchCommand {
     /// `pantheon label --positions`.
     #[arg(long)]
     record_shards: Option<std::path::PathBuf>,
+    /// Keep each finished game's result in this file (created if need
+    /// be). Rerunning the same command with the same file plays only the
+    /// games it does not hold yet: a match cut short resumes where it
+    /// was, and a larger --games extends a finished one.
+    #[arg(long)]
+    results: Option<std::path::PathBuf>,
 }
 
 impl MatchCommand {
     pub fn run(self) -> Result<()> {
         let config = self.config()?;
+        // Games are played in pairs.
+        let games = config.games.div_ceil(2) * 2;
+        let results = match &self.results {
+            Some(path) => Some(ResultsFile::open(path, &self.fingerprint(), games)?),
+            None => None,
+        };
+        let done = results.as_ref().map(|r| r.done.clone()).unwrap_or_default();
+        let to_play = games - done.len();
+        if let Some(r) = &results
+            && !done.is_empty()
+        {
+            eprintln!("{}: {} games played before, {to_play} to play", r.path.display(), done.len());
+        }
         let precision = per_player(&self.precision, "--precision")?;
         let pa = self.player(&self.a, &self.a_options, &self.a_go, precision[0])?;
         let pb = self.player(&self.b, &self.b_options, &self.b_go, precision[1])?;
-        let mut writer = GameWriter::new(&self)?;
-        let result = crate::selfplay::play_match(&config, pa, pb, &mut |g| writer.game(g));
+        let mut writer = GameWriter::new(&self, results, !done.is_empty())?;
+        let result = crate::selfplay::continue_match(&config, pa, pb, &done, &mut |g| writer.game(g));
         println!("{} vs {}: {result}", self.a, self.b);
+        let now = if done.is_empty() { String::new() } else { format!(" in the {to_play} games played now") };
         for (i, name) in [(0, &self.a), (1, &self.b)] {
             if let Some((median, p99, max)) = crate::selfplay::think_summary(&result.think_ms[i]) {
                 println!(
-                    "{name}: {} moves, time per move median {median} ms, 99th percentile {p99} ms, max {max} ms; {} games lost on time",
+                    "{name}: {} moves{now}, time per move median {median} ms, 99th percentile {p99} ms, max {max} ms; {} games lost on time",
                     result.think_ms[i].len(),
                     result.time_losses[i]
                 );
             }
         }
         writer.error.map_or(Ok(()), Err)
+    }
+
+    /// The settings that decide the games, as one line: a results file
+    /// holds games of one match only. The number of games is not part of
+    /// it (the first games of a longer match are the same).
+    fn fingerprint(&self) -> String {
+        let limit = match self.movetime {
+            Some(ms) => format!("movetime={ms}"),
+            None => format!("nodes={}", self.nodes),
+        };
+        format!(
+            "variant={} a={:?} b={:?} a-option={:?} b-option={:?} a-go={:?} b-go={:?} {limit} threads={} \
+             opening-plies={} max-plies={} mate-plies={:?} policy-temperature={:?} root={:?} precision={:?} \
+             device={:?} seed={}",
+            self.variant.name(),
+            self.a,
+            self.b,
+            self.a_options,
+            self.b_options,
+            self.a_go,
+            self.b_go,
+            self.threads,
+            self.opening_plies,
+            self.max_plies,
+            self.mate_plies,
+            self.policy_temperature,
+            self.root,
+            self.precision,
+            self.device,
+            self.seed
+        )
     }
 
     fn config(&self) -> Result<crate::selfplay::MatchConfig> {
@@ -159,8 +210,9 @@ impl MatchCommand {
     }
 }
 
-/// Writes each finished game to the `--record` file and as a shard into
-/// `--record-shards`; the first write error stops both and is kept.
+/// Writes each finished game to the `--record` file, as a shard into
+/// `--record-shards` and last to the `--results` file; the first write
+/// error stops all three and is kept.
 struct GameWriter {
     variant: Variant,
     players: (String, String),
@@ -168,14 +220,22 @@ struct GameWriter {
     seed: u64,
     record: Option<(std::fs::File, std::path::PathBuf)>,
     shards: Option<std::path::PathBuf>,
+    results: Option<ResultsFile>,
     error: Option<anyhow::Error>,
 }
 
 impl GameWriter {
-    fn new(m: &MatchCommand) -> Result<GameWriter> {
+    /// `resumed`: the match continues, so the record file is appended to.
+    fn new(m: &MatchCommand, results: Option<ResultsFile>, resumed: bool) -> Result<GameWriter> {
         let record = match &m.record {
             Some(path) => Some((
-                std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .append(resumed)
+                    .truncate(!resumed)
+                    .open(path)
+                    .with_context(|| format!("cannot create {}", path.display()))?,
                 path.clone(),
             )),
             None => None,
@@ -190,6 +250,7 @@ impl GameWriter {
             seed: m.seed,
             record,
             shards: m.record_shards.clone(),
+            results,
             error: None,
         })
     }
@@ -200,7 +261,12 @@ impl GameWriter {
         let summary = format!("A ({}) scores {}: {}, {plies} plies", g.a_color, g.score, g.ending);
         println!("game {}: {summary}", g.index + 1);
         if self.error.is_none() {
-            self.error = self.write_shard(g).and_then(|()| self.write_record(g, &summary)).err();
+            let line = format!("game {}: {summary}", g.index + 1);
+            self.error = self
+                .write_shard(g)
+                .and_then(|()| self.write_record(g, &summary))
+                .and_then(|()| self.results.as_mut().map_or(Ok(()), |r| r.append(&line)))
+                .err();
         }
     }
 
@@ -229,4 +295,97 @@ impl GameWriter {
             .and_then(|_| file.flush())
             .with_context(|| format!("cannot write {}", path.display()))
     }
+}
+
+/// The `--results` file: a header line naming the match's settings, then
+/// one line per finished game as the match prints it (`game N: A (sente)
+/// scores 1: ...`).
+struct ResultsFile {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+    /// A's score by 0-based game index.
+    done: std::collections::BTreeMap<usize, f64>,
+}
+
+const RESULTS_HEADER: &str = "# pantheon match results: ";
+
+impl ResultsFile {
+    /// Opens or creates the file for a match of `games` games with these
+    /// settings; a line cut short by a kill (no newline yet) is dropped.
+    fn open(path: &std::path::Path, fingerprint: &str, games: usize) -> Result<ResultsFile> {
+        use std::io::{Seek as _, Write as _};
+        let shown = path.display();
+        let header = format!("{RESULTS_HEADER}{fingerprint}");
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {shown}")),
+        };
+        let text =
+            String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{shown} is not a match results file (not text)"))?;
+        let complete = text.rfind('\n').map_or(0, |i| i + 1);
+        if complete < text.len() {
+            eprintln!("{shown}: dropping an unfinished last line");
+        }
+        let mut lines = text[..complete].lines();
+        let mut done = std::collections::BTreeMap::new();
+        match lines.next() {
+            None => {}
+            Some(first) if first == header => {}
+            Some(first) if first.starts_with(RESULTS_HEADER) => anyhow::bail!(
+                "{shown} holds the games of another match:\n  {}\nthis one is:\n  {fingerprint}\n(use another file, or the same settings)",
+                &first[RESULTS_HEADER.len()..]
+            ),
+            Some(_) => anyhow::bail!(
+                "{shown} is not a match results file (its first line is not a '{RESULTS_HEADER}...' line)"
+            ),
+        }
+        for (number, line) in lines.enumerate() {
+            let (index, score) =
+                parse_result_line(line).with_context(|| format!("{shown} line {}: '{line}'", number + 2))?;
+            anyhow::ensure!(index < games, "{shown} holds game {}, but this match has {games} games", index + 1);
+            anyhow::ensure!(done.insert(index, score).is_none(), "{shown} holds game {} twice", index + 1);
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| format!("cannot create {shown}"))?;
+        file.set_len(complete as u64)
+            .and_then(|()| file.seek(std::io::SeekFrom::End(0)))
+            .with_context(|| format!("cannot write {shown}"))?;
+        if complete == 0 {
+            writeln!(file, "{header}").and_then(|()| file.flush()).with_context(|| format!("cannot write {shown}"))?;
+        }
+        Ok(ResultsFile { path: path.to_path_buf(), file, done })
+    }
+
+    fn append(&mut self, line: &str) -> Result<()> {
+        use std::io::Write as _;
+        // One write per line, so that a kill leaves at most a line without
+        // its newline, which `open` drops.
+        self.file
+            .write_all(format!("{line}\n").as_bytes())
+            .and_then(|()| self.file.flush())
+            .with_context(|| format!("cannot write {}", self.path.display()))
+    }
+}
+
+/// `game N: A (COLOUR) scores S: ...` -> (N - 1, S).
+fn parse_result_line(line: &str) -> Result<(usize, f64)> {
+    let bad = || anyhow::anyhow!("not a game result ('game N: A (sente|gote) scores 1|0.5|0: ...')");
+    let rest = line.strip_prefix("game ").ok_or_else(bad)?;
+    let (number, rest) = rest.split_once(": A (").ok_or_else(bad)?;
+    let number: usize = number.parse().map_err(|_| bad())?;
+    let (_colour, rest) = rest.split_once(") scores ").ok_or_else(bad)?;
+    let (score, _ending) = rest.split_once(':').ok_or_else(bad)?;
+    let score = match score {
+        "1" => 1.0,
+        "0.5" => 0.5,
+        "0" => 0.0,
+        _ => return Err(bad()),
+    };
+    anyhow::ensure!(number >= 1, "games are numbered from 1");
+    Ok((number - 1, score))
 }

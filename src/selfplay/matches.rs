@@ -7,6 +7,7 @@ use crate::mcts::{Evaluator, Limits, Rng, SearchParams, Searcher};
 use crate::notation::UsiMove;
 use crate::rules::{Color, Game, Move, Position, Variant};
 use crate::usi::client::{EngineSpec, UsiEngine};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -320,25 +321,46 @@ impl MatchGame<'_> {
 
 /// Plays the match; `on_game` gets each finished game.
 pub fn play_match(config: &MatchConfig, a: Player, b: Player, on_game: &mut dyn FnMut(&MatchGame<'_>)) -> MatchResult {
+    continue_match(config, a, b, &BTreeMap::new(), on_game)
+}
+
+/// Plays the games of the match that `done` (A's score by game index)
+/// does not hold, counting those it holds as given; `on_game` gets each
+/// game played. Every game depends only on the seed and its index (the
+/// pair's opening, its own random moves), so a match cut short and
+/// continued this way plays the games an uninterrupted one would.
+pub fn continue_match(
+    config: &MatchConfig,
+    a: Player,
+    b: Player,
+    done: &BTreeMap<usize, f64>,
+    on_game: &mut dyn FnMut(&MatchGame<'_>),
+) -> MatchResult {
     let seat = |player, i: usize| Seat::new(player, config, i);
     let mut seats = [seat(a, 0), seat(b, 1)];
     let mut rng = Rng::new(config.seed);
-    let mut move_rng = Rng::new(config.seed ^ 0x9e37_79b9_7f4a_7c15);
     let values = material_values(config.variant);
     let mut result = MatchResult::default();
+    let mut count = |score: f64| match score {
+        s if s > 0.75 => result.wins += 1,
+        s if s < 0.25 => result.losses += 1,
+        _ => result.draws += 1,
+    };
     let pairs = config.games.div_ceil(2);
     for pair in 0..pairs {
         let opening = random_opening(config.variant, config.opening_plies, &mut rng);
         for swap in [false, true] {
+            let index = pair * 2 + swap as usize;
+            if let Some(&score) = done.get(&index) {
+                count(score);
+                continue;
+            }
             // A plays sente in the first game of a pair, gote in the second.
             let a_color = if swap { Color::Gote } else { Color::Sente };
+            let mut move_rng = game_rng(config.seed, index);
             let (game, score, ending) = play_game(config, &opening, &mut seats, a_color, &values, &mut move_rng);
-            match score {
-                s if s > 0.75 => result.wins += 1,
-                s if s < 0.25 => result.losses += 1,
-                _ => result.draws += 1,
-            }
-            on_game(&MatchGame { index: pair * 2 + swap as usize, score, a_color, game: &game, ending });
+            count(score);
+            on_game(&MatchGame { index, score, a_color, game: &game, ending });
         }
     }
     for (i, seat) in seats.iter_mut().enumerate() {
@@ -348,6 +370,13 @@ pub fn play_match(config: &MatchConfig, a: Player, b: Player, on_game: &mut dyn 
         }
     }
     result
+}
+
+/// The random moves of game `index` (random and greedy players): a stream
+/// of its own, so that a game does not depend on the games before it.
+fn game_rng(seed: u64, index: usize) -> Rng {
+    let base = Rng::new(seed ^ 0x9e37_79b9_7f4a_7c15).next_u64();
+    Rng::new(base ^ (index as u64).wrapping_mul(0xd6e8_feb8_6659_fd93))
 }
 
 fn random_opening(variant: Variant, plies: usize, rng: &mut Rng) -> Game {
