@@ -313,7 +313,7 @@ impl ResultsFile {
     /// Opens or creates the file for a match of `games` games with these
     /// settings; a line cut short by a kill (no newline yet) is dropped.
     fn open(path: &std::path::Path, fingerprint: &str, games: usize) -> Result<ResultsFile> {
-        use std::io::{Seek as _, Write as _};
+        use std::io::Write as _;
         let shown = path.display();
         let header = format!("{RESULTS_HEADER}{fingerprint}");
         let bytes = match std::fs::read(path) {
@@ -346,15 +346,16 @@ impl ResultsFile {
             anyhow::ensure!(index < games, "{shown} holds game {}, but this match has {games} games", index + 1);
             anyhow::ensure!(done.insert(index, score).is_none(), "{shown} holds game {} twice", index + 1);
         }
+        // Appending: every line lands at the end, even beside another
+        // writer.
         let mut file = std::fs::OpenOptions::new()
             .create(true)
-            .write(true)
-            .truncate(false)
+            .append(true)
             .open(path)
             .with_context(|| format!("cannot create {shown}"))?;
-        file.set_len(complete as u64)
-            .and_then(|()| file.seek(std::io::SeekFrom::End(0)))
-            .with_context(|| format!("cannot write {shown}"))?;
+        if complete < text.len() {
+            file.set_len(complete as u64).with_context(|| format!("cannot write {shown}"))?;
+        }
         if complete == 0 {
             writeln!(file, "{header}").and_then(|()| file.flush()).with_context(|| format!("cannot write {shown}"))?;
         }
