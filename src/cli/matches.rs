@@ -259,9 +259,9 @@ impl GameWriter {
     fn game(&mut self, g: &crate::selfplay::MatchGame<'_>) {
         let plies = g.game.moves().len();
         let summary = format!("A ({}) scores {}: {}, {plies} plies", g.a_color, g.score, g.ending);
-        println!("game {}: {summary}", g.index + 1);
+        let line = format!("game {}: {summary}", g.index + 1);
+        println!("{line}");
         if self.error.is_none() {
-            let line = format!("game {}: {summary}", g.index + 1);
             self.error = self
                 .write_shard(g)
                 .and_then(|()| self.write_record(g, &summary))
