@@ -10,9 +10,10 @@ pub struct SelfPlayTuning {
     /// Games played at once; their leaves share network batches.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
     parallel: u64,
-    /// Share of moves searched fully (playout-cap randomisation).
-    #[arg(long, default_value_t = 0.25)]
-    full_share: f64,
+    /// Share of moves searched fully (playout-cap randomisation;
+    /// default: 0.25 for selfplay, 1 for loop).
+    #[arg(long)]
+    full_share: Option<f64>,
     /// Moves played at temperature 1 from the start.
     #[arg(long, default_value_t = 12)]
     temperature_plies: usize,
@@ -33,9 +34,9 @@ pub struct SelfPlayTuning {
     /// The root's search: puct (visit counts as the policy target,
     /// Dirichlet noise, a temperature schedule) or gumbel (Gumbel
     /// AlphaZero: Sequential Halving over Gumbel-top-k moves, the improved
-    /// policy as the target).
-    #[arg(long, value_enum, default_value_t = Root::Puct)]
-    root: Root,
+    /// policy as the target). Default: puct for selfplay, gumbel for loop.
+    #[arg(long, value_enum)]
+    root: Option<Root>,
     /// Gumbel root: moves considered (m).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1024))]
     gumbel_considered: u64,
@@ -59,18 +60,29 @@ pub enum Root {
     Gumbel,
 }
 
+/// A command's defaults for the root and the share of full searches:
+/// `selfplay` keeps AlphaZero's PUCT; `loop` takes the recipe that learned
+/// the most per CPU-hour (Gumbel, every move a full search; see
+/// docs/strength.md).
+const SELFPLAY_ROOT: (Root, f64) = (Root::Puct, 0.25);
+const LOOP_ROOT: (Root, f64) = (Root::Gumbel, 1.0);
+
 impl SelfPlayTuning {
     /// Self-play of `games` games at `visits` (full, fast) playouts a
     /// move into `out`, checking the flags; no model id and no deadline.
+    /// `defaults`: the root and full-search share where no flag sets them.
     fn config(
         &self,
         variant: Variant,
         (games, visits): (u64, (u64, u64)),
         seed: u64,
         out: std::path::PathBuf,
+        defaults: (Root, f64),
     ) -> Result<crate::selfplay::SelfPlayConfig> {
+        let root = self.root.unwrap_or(defaults.0);
+        let full_share = self.full_share.unwrap_or(defaults.1);
         for (name, v) in [
-            ("--full-share", self.full_share),
+            ("--full-share", full_share),
             ("--resign-value", self.resign_value),
             ("--no-resign-share", self.no_resign_share),
             ("--greedy-share", self.greedy_share),
@@ -85,7 +97,7 @@ impl SelfPlayTuning {
         ] {
             anyhow::ensure!(v.is_finite() && (0.0..=1e6).contains(&v), "{name} must be a number from 0 to 1e6");
         }
-        let gumbel = (self.root == Root::Gumbel).then_some(crate::mcts::GumbelParams {
+        let gumbel = (root == Root::Gumbel).then_some(crate::mcts::GumbelParams {
             considered: self.gumbel_considered as usize,
             c_visit: self.gumbel_c_visit,
             c_scale: self.gumbel_c_scale,
@@ -97,7 +109,7 @@ impl SelfPlayTuning {
             parallel: self.parallel as usize,
             visits: visits.0,
             fast_visits: visits.1,
-            full_share: self.full_share,
+            full_share,
             temperature_plies: self.temperature_plies,
             resign_value: self.resign_value,
             no_resign_share: self.no_resign_share,
@@ -167,6 +179,7 @@ impl SelfplayCommand {
                 (self.games, (self.visits, self.fast_visits)),
                 self.seed,
                 self.out.clone(),
+                SELFPLAY_ROOT,
             )?
         };
         let net = crate::nn::NetEvaluator::load(self.variant, &self.model, self.device, self.batch as usize)?;
@@ -284,11 +297,15 @@ pub struct LoopCommand {
     #[arg(long)]
     from: Option<std::path::PathBuf>,
     /// Self-play games per generation.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    #[arg(long, default_value_t = 192, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     games: u64,
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    /// Playouts of a full search (the defaults, 192 games of Gumbel at 8
+    /// playouts a generation, learned the most per CPU-hour; PUCT's were
+    /// 64 games at 100 and 25 with --root puct --full-share 0.25).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     visits: u64,
-    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    /// Playouts of a fast search.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     fast_visits: u64,
     /// Training steps per generation.
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
@@ -351,8 +368,13 @@ impl LoopCommand {
         anyhow::ensure!(self.lr.is_finite() && self.lr > 0.0 && self.lr < 10.0, "--lr must be a small positive number");
         let variant = self.variant;
         let data = self.dir.join("data");
-        let selfplay =
-            self.tuning.config(variant, (self.games, (self.visits, self.fast_visits)), self.seed, data.clone())?;
+        let selfplay = self.tuning.config(
+            variant,
+            (self.games, (self.visits, self.fast_visits)),
+            self.seed,
+            data.clone(),
+            LOOP_ROOT,
+        )?;
         let train = crate::train::TrainConfig {
             variant,
             data: self.extra_data,
