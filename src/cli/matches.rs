@@ -94,17 +94,17 @@ impl MatchCommand {
         let config = self.config()?;
         // Games are played in pairs.
         let games = config.games.div_ceil(2) * 2;
-        let results = match &self.results {
-            Some(path) => Some(ResultsFile::open(path, &self.fingerprint(), games)?),
-            None => None,
+        let (results, done) = match &self.results {
+            Some(path) => {
+                let (file, done) = ResultsFile::open(path, &self.fingerprint(), games)?;
+                if !done.is_empty() {
+                    eprintln!("{}: {} games played before, {} to play", path.display(), done.len(), games - done.len());
+                }
+                (Some(file), done)
+            }
+            None => (None, Default::default()),
         };
-        let done = results.as_ref().map(|r| r.done.clone()).unwrap_or_default();
         let to_play = games - done.len();
-        if let Some(r) = &results
-            && !done.is_empty()
-        {
-            eprintln!("{}: {} games played before, {to_play} to play", r.path.display(), done.len());
-        }
         let precision = per_player(&self.precision, "--precision")?;
         let pa = self.player(&self.a, &self.a_options, &self.a_go, precision[0])?;
         let pb = self.player(&self.b, &self.b_options, &self.b_go, precision[1])?;
@@ -303,16 +303,19 @@ impl GameWriter {
 struct ResultsFile {
     path: std::path::PathBuf,
     file: std::fs::File,
-    /// A's score by 0-based game index.
-    done: std::collections::BTreeMap<usize, f64>,
 }
 
 const RESULTS_HEADER: &str = "# pantheon match results: ";
 
 impl ResultsFile {
     /// Opens or creates the file for a match of `games` games with these
-    /// settings; a line cut short by a kill (no newline yet) is dropped.
-    fn open(path: &std::path::Path, fingerprint: &str, games: usize) -> Result<ResultsFile> {
+    /// settings, with A's score in each game it holds by 0-based index; a
+    /// line cut short by a kill (no newline yet) is dropped.
+    fn open(
+        path: &std::path::Path,
+        fingerprint: &str,
+        games: usize,
+    ) -> Result<(ResultsFile, std::collections::BTreeMap<usize, f64>)> {
         use std::io::Write as _;
         let shown = path.display();
         let header = format!("{RESULTS_HEADER}{fingerprint}");
@@ -359,7 +362,7 @@ impl ResultsFile {
         if complete == 0 {
             writeln!(file, "{header}").and_then(|()| file.flush()).with_context(|| format!("cannot write {shown}"))?;
         }
-        Ok(ResultsFile { path: path.to_path_buf(), file, done })
+        Ok((ResultsFile { path: path.to_path_buf(), file }, done))
     }
 
     fn append(&mut self, line: &str) -> Result<()> {

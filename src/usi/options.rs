@@ -61,8 +61,8 @@ pub struct Options {
     /// The net's number format: `f32`, `bf16` (CPU with AVX-512 BF16) or
     /// `f16` (GPU).
     pub precision: String,
-    /// Positions per network call (0: the device's default, see
-    /// `Evaluator::max_batch`).
+    /// Positions per network call (0: the evaluator's preferred batch,
+    /// a net's that of its device, see `Evaluator::preferred_batch`).
     pub batch_size: usize,
     /// Milliseconds kept in hand from the clock.
     pub byoyomi_margin_ms: u64,
