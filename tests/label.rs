@@ -192,6 +192,37 @@ fn a_killed_run_resumes_to_the_same_shards() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[cfg(unix)]
+#[test]
+fn jobs_run_their_own_teachers_side_by_side() {
+    let dir = temp_dir("jobs");
+    let net = tiny_net(&dir);
+    // The tiny-net teacher behind a script that notes each start's PID
+    // (exec keeps it).
+    let starts = dir.join("starts.txt");
+    let teacher = write_script(
+        &dir,
+        "teacher.sh",
+        &format!("#!/bin/sh\necho $$ >> '{}'\nexec '{BIN}' \"$@\"\n", starts.display()),
+    );
+    let mut args =
+        strings(&["--variant", "minishogi", "--games", "4", "--max-plies", "24", "--seed", "5", "--jobs", "2"]);
+    args.extend(pantheon_teacher(&net));
+    let at = args.iter().position(|a| a == "--teacher").unwrap() + 1;
+    args[at] = teacher;
+    args.extend(strings(&["--out", dir.join("labels").to_str().unwrap()]));
+    let run = label(&args);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let mut pids: Vec<String> = std::fs::read_to_string(&starts).unwrap().lines().map(str::to_string).collect();
+    pids.sort();
+    pids.dedup();
+    // Each job claims a game as it starts, long before the first game
+    // ends, so both start a teacher.
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    assert_eq!(shards_in(&dir.join("labels")).len(), 4);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn shards_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map(|d| {

@@ -157,7 +157,13 @@ pub fn label(config: &LabelConfig, progress: &(dyn Fn(&LabelReport) + Sync)) -> 
     };
     std::thread::scope(|scope| {
         for _ in 0..config.jobs.min(jobs.todo.len().max(1)) {
-            scope.spawn(|| jobs.job(first.lock().take()));
+            scope.spawn(|| {
+                // Taken in a statement of its own: a guard left in the
+                // call's argument would hold the lock for the whole job
+                // and keep every other job waiting until it ends.
+                let teacher = first.lock().take();
+                jobs.job(teacher)
+            });
         }
     });
     if let Some(e) = jobs.failure.into_inner() {
