@@ -247,6 +247,70 @@ fn a_match_with_a_results_file_resumes_and_extends() {
 }
 
 #[test]
+fn a_results_file_is_not_resumed_with_other_weights_under_the_same_name() {
+    let dir = std::env::temp_dir().join(format!("pantheon-cli-results-net-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let net = dir.join("net.pnet");
+    let results = dir.join("results.txt");
+    let init = |seed: &str| {
+        let o = pantheon(&[
+            "net",
+            "init",
+            "--variant",
+            "minishogi",
+            "--blocks",
+            "1",
+            "--channels",
+            "8",
+            "--seed",
+            seed,
+            "--out",
+            net.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    let play = |games: &str| {
+        pantheon(&[
+            "match",
+            "--variant",
+            "minishogi",
+            "--a",
+            net.to_str().unwrap(),
+            "--b",
+            "random",
+            "--nodes",
+            "8",
+            "--device",
+            "cpu",
+            "--games",
+            games,
+            "--seed",
+            "3",
+            "--results",
+            results.to_str().unwrap(),
+        ])
+    };
+    init("1");
+    let first = std::fs::read(&net).unwrap();
+    let o = play("2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The same file name, other weights: not the same match.
+    init("2");
+    let before = std::fs::read_to_string(&results).unwrap();
+    let o = play("4");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("holds the games of another match"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), before);
+    // The first weights again: it resumes.
+    std::fs::write(&net, &first).unwrap();
+    let o = play("4");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("2 games played before, 2 to play"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn bench_mates_reports_playouts_to_each_proof() {
     let o = pantheon(&[
         "bench",

@@ -94,9 +94,12 @@ impl MatchCommand {
         let config = self.config()?;
         // Games are played in pairs.
         let games = config.games.div_ceil(2) * 2;
+        let precision = per_player(&self.precision, "--precision")?;
+        let (pa, id_a) = self.player(&self.a, &self.a_options, &self.a_go, precision[0])?;
+        let (pb, id_b) = self.player(&self.b, &self.b_options, &self.b_go, precision[1])?;
         let (results, done) = match &self.results {
             Some(path) => {
-                let (file, done) = ResultsFile::open(path, &self.fingerprint(), games)?;
+                let (file, done) = ResultsFile::open(path, &self.fingerprint(&id_a, &id_b), games)?;
                 if !done.is_empty() {
                     eprintln!("{}: {} games played before, {} to play", path.display(), done.len(), games - done.len());
                 }
@@ -105,9 +108,6 @@ impl MatchCommand {
             None => (None, Default::default()),
         };
         let to_play = games - done.len();
-        let precision = per_player(&self.precision, "--precision")?;
-        let pa = self.player(&self.a, &self.a_options, &self.a_go, precision[0])?;
-        let pb = self.player(&self.b, &self.b_options, &self.b_go, precision[1])?;
         let mut writer = GameWriter::new(&self, results, !done.is_empty())?;
         let result = crate::selfplay::continue_match(&config, pa, pb, &done, &mut |g| writer.game(g));
         println!("{} vs {}: {result}", self.a, self.b);
@@ -124,10 +124,13 @@ impl MatchCommand {
         writer.error.map_or(Ok(()), Err)
     }
 
-    /// The settings that decide the games, as one line: a results file
-    /// holds games of one match only. The number of games is not part of
-    /// it (the first games of a longer match are the same).
-    fn fingerprint(&self) -> String {
+    /// The settings and players that decide the games, as one line: a
+    /// results file holds games of one match only. The number of games is
+    /// not part of it (the first games of a longer match are the same).
+    /// `id_a` and `id_b` name what plays (an engine's name, a net's
+    /// weights), so that a changed weight file or engine does not resume
+    /// another's match.
+    fn fingerprint(&self, id_a: &str, id_b: &str) -> String {
         let limit = match self.movetime {
             Some(ms) => format!("movetime={ms}"),
             None => format!("nodes={}", self.nodes),
@@ -135,7 +138,7 @@ impl MatchCommand {
         format!(
             "variant={} a={:?} b={:?} a-option={:?} b-option={:?} a-go={:?} b-go={:?} {limit} threads={} \
              opening-plies={} max-plies={} mate-plies={:?} policy-temperature={:?} root={:?} precision={:?} \
-             device={:?} seed={}",
+             device={:?} seed={} a-is={id_a:?} b-is={id_b:?}",
             self.variant.name(),
             self.a,
             self.b,
@@ -180,31 +183,36 @@ impl MatchCommand {
     }
 
     /// A player from its `--a`/`--b` spec: an external engine (checked
-    /// to answer as a USI engine of this variant), a baseline or a net.
+    /// to answer as a USI engine of this variant), a baseline or a net;
+    /// with what it is (the engine's name, the net's weight-file CRC).
     fn player(
         &self,
         spec: &str,
         options: &[String],
         go: &str,
         precision: crate::nn::Precision,
-    ) -> Result<crate::selfplay::Player> {
+    ) -> Result<(crate::selfplay::Player, String)> {
         use crate::selfplay::Player;
         if let Some(command) = spec.strip_prefix("usi:") {
             let engine = teacher::engine_spec(command, options, go, self.engine_timeout)?;
             let name = teacher::check_engine(&engine, self.variant)?;
             eprintln!("engine '{command}' is {name}; go {go}");
-            return Ok(Player::Usi(engine));
+            return Ok((Player::Usi(engine), name));
         }
         anyhow::ensure!(options.is_empty(), "engine options are only for usi: players");
         Ok(match spec {
-            "uniform" => Player::Search(std::sync::Arc::new(crate::mcts::UniformEvaluator)),
-            "random" => Player::Random,
-            "greedy" => Player::Greedy,
+            "uniform" => (Player::Search(std::sync::Arc::new(crate::mcts::UniformEvaluator)), spec.into()),
+            "random" => (Player::Random, spec.into()),
+            "greedy" => (Player::Greedy, spec.into()),
             model => {
                 let model: crate::nn::ModelSource = model.parse()?;
                 let mut net = crate::nn::NetEvaluator::load(self.variant, &model, self.device, 8)?;
                 net.set_precision(precision)?;
-                Player::Search(std::sync::Arc::new(net))
+                let id = match net.weights_crc() {
+                    Some(crc) => format!("weights {crc:08x}"),
+                    None => spec.into(),
+                };
+                (Player::Search(std::sync::Arc::new(net)), id)
             }
         })
     }

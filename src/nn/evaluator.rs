@@ -159,6 +159,8 @@ pub struct NetEvaluator {
     precision: Precision,
     clock: parking_lot::Mutex<DeviceClock>,
     name: String,
+    /// The CRC-32 its weight file carries, where it was loaded from one.
+    weights_crc: Option<u32>,
 }
 
 /// When the device had no batch of this evaluator's: the time between one
@@ -205,7 +207,15 @@ impl NetEvaluator {
             config,
             max_batch: max_batch.max(1),
             name,
+            weights_crc: None,
         }
+    }
+
+    /// The CRC-32 of the weight file the net was loaded from (the one the
+    /// file carries): which weights play, shipped or not. `None` for a net
+    /// made in memory.
+    pub fn weights_crc(&self) -> Option<u32> {
+        self.weights_crc
     }
 
     /// Whether the policy softmax runs in the WGSL kernel
@@ -354,22 +364,25 @@ impl NetEvaluator {
     ) -> Result<Self, LoadError> {
         let device = device(choice)?;
         let gpu = device != Device::flex();
-        let (loaded, name) = match model {
+        let (loaded, crc, name) = match model {
             ModelSource::File(path) => {
-                let net = weights::load_file(path, Some(variant), &device)
-                    .map_err(|source| LoadError::File { path: path.display().to_string(), source })?;
-                (net, path.display().to_string())
+                let file_error = |source| LoadError::File { path: path.display().to_string(), source };
+                let bytes = std::fs::read(path)
+                    .map_err(|source| file_error(WeightsError::Read { path: path.display().to_string(), source }))?;
+                let net = weights::load(&bytes, Some(variant), &device).map_err(file_error)?;
+                (net, weights::stored_crc(&bytes), path.display().to_string())
             }
             shipped => {
                 let (bytes, size) = shipped.shipped_net(variant, gpu).ok_or(LoadError::NoLargeNet(variant))?;
                 let net = weights::load(bytes, Some(variant), &device).map_err(LoadError::Shipped)?;
-                (net, format!("shipped {size} {variant} net"))
+                (net, weights::stored_crc(bytes), format!("shipped {size} {variant} net"))
             }
         };
         let c = &loaded.config;
         let name = format!("{name} ({} blocks x {} channels) on {}", c.blocks, c.channels, describe(&device));
         let max_batch = if max_batch > 0 { max_batch } else { default_batch(gpu) };
-        let evaluator = NetEvaluator::new(loaded.net, loaded.config, variant, device, max_batch, name);
+        let mut evaluator = NetEvaluator::new(loaded.net, loaded.config, variant, device, max_batch, name);
+        evaluator.weights_crc = crc;
         evaluator.warm_up();
         Ok(evaluator)
     }

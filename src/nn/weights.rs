@@ -205,6 +205,14 @@ pub fn parse(bytes: &[u8]) -> Result<(Variant, NetConfig, &[u8]), WeightsError> 
     Ok((variant, config, record))
 }
 
+/// The CRC-32 a weight file carries in its last four bytes, where the
+/// bytes are a well-formed weight file.
+pub fn stored_crc(bytes: &[u8]) -> Option<u32> {
+    parse(bytes).ok()?;
+    let tail: [u8; 4] = bytes[bytes.len() - 4..].try_into().ok()?;
+    Some(u32::from_le_bytes(tail))
+}
+
 /// Loads a net from weight-file bytes onto `device`, checking that it is
 /// for `wanted` (if given) and matches this build's encoding.
 pub fn load(bytes: &[u8], wanted: Option<Variant>, device: &Device) -> Result<LoadedNet, WeightsError> {
