@@ -2,6 +2,9 @@
 
 use std::process::{Command, Output};
 
+#[path = "support/nets.rs"]
+mod nets;
+
 fn pantheon(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pantheon")).args(args).output().expect("binary runs")
 }
@@ -12,6 +15,14 @@ fn stdout(o: &Output) -> String {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// An empty directory of this test run's own.
+fn fresh_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pantheon-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 #[test]
@@ -165,9 +176,7 @@ fn match_against_baseline_players() {
 
 #[test]
 fn a_match_with_a_results_file_resumes_and_extends() {
-    let dir = std::env::temp_dir().join(format!("pantheon-cli-results-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("results");
     let results = dir.join("results.txt");
     let greedy_vs_random = |games: &str, extra: &[&str]| {
         let mut args = vec!["match", "--variant", "minishogi", "--a", "greedy", "--b", "random", "--seed", "5"];
@@ -248,28 +257,9 @@ fn a_match_with_a_results_file_resumes_and_extends() {
 
 #[test]
 fn a_results_file_is_not_resumed_with_other_weights_under_the_same_name() {
-    let dir = std::env::temp_dir().join(format!("pantheon-cli-results-net-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("results-net");
     let net = dir.join("net.pnet");
     let results = dir.join("results.txt");
-    let init = |seed: &str| {
-        let o = pantheon(&[
-            "net",
-            "init",
-            "--variant",
-            "minishogi",
-            "--blocks",
-            "1",
-            "--channels",
-            "8",
-            "--seed",
-            seed,
-            "--out",
-            net.to_str().unwrap(),
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-    };
     let play = |games: &str| {
         pantheon(&[
             "match",
@@ -291,12 +281,12 @@ fn a_results_file_is_not_resumed_with_other_weights_under_the_same_name() {
             results.to_str().unwrap(),
         ])
     };
-    init("1");
+    nets::init_tiny_net(&net, 1);
     let first = std::fs::read(&net).unwrap();
     let o = play("2");
     assert!(o.status.success(), "{}", stderr(&o));
     // The same file name, other weights: not the same match.
-    init("2");
+    nets::init_tiny_net(&net, 2);
     let before = std::fs::read_to_string(&results).unwrap();
     let o = play("4");
     assert!(!o.status.success());

@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+#[path = "support/nets.rs"]
+mod nets;
+
 const BIN: &str = env!("CARGO_BIN_EXE_pantheon");
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -28,19 +31,7 @@ fn pantheon(args: &[&str]) -> std::process::Output {
 /// A one-block, 8-channel minishogi net written by `pantheon net init`.
 fn tiny_net(dir: &Path) -> String {
     let path = dir.join("tiny.pnet");
-    let out = pantheon(&[
-        "net",
-        "init",
-        "--variant",
-        "minishogi",
-        "--blocks",
-        "1",
-        "--channels",
-        "8",
-        "--out",
-        path.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    nets::init_tiny_net(&path, 1);
     path.display().to_string()
 }
 

@@ -367,8 +367,7 @@ impl NetEvaluator {
         let (loaded, crc, name) = match model {
             ModelSource::File(path) => {
                 let file_error = |source| LoadError::File { path: path.display().to_string(), source };
-                let bytes = std::fs::read(path)
-                    .map_err(|source| file_error(WeightsError::Read { path: path.display().to_string(), source }))?;
+                let bytes = weights::read_file(path).map_err(file_error)?;
                 let net = weights::load(&bytes, Some(variant), &device).map_err(file_error)?;
                 (net, weights::stored_crc(&bytes), path.display().to_string())
             }

@@ -205,12 +205,10 @@ pub fn parse(bytes: &[u8]) -> Result<(Variant, NetConfig, &[u8]), WeightsError> 
     Ok((variant, config, record))
 }
 
-/// The CRC-32 a weight file carries in its last four bytes, where the
-/// bytes are a well-formed weight file.
+/// The CRC-32 a weight file carries in its last four bytes, for bytes
+/// that [`load`] or [`parse`] accepted (which checked it).
 pub fn stored_crc(bytes: &[u8]) -> Option<u32> {
-    parse(bytes).ok()?;
-    let tail: [u8; 4] = bytes[bytes.len() - 4..].try_into().ok()?;
-    Some(u32::from_le_bytes(tail))
+    bytes.last_chunk::<4>().map(|tail| u32::from_le_bytes(*tail))
 }
 
 /// Loads a net from weight-file bytes onto `device`, checking that it is
@@ -237,7 +235,10 @@ pub fn load(bytes: &[u8], wanted: Option<Variant>, device: &Device) -> Result<Lo
 
 /// Loads a weight file from disk.
 pub fn load_file(path: &Path, wanted: Option<Variant>, device: &Device) -> Result<LoadedNet, WeightsError> {
-    let bytes =
-        std::fs::read(path).map_err(|source| WeightsError::Read { path: path.display().to_string(), source })?;
-    load(&bytes, wanted, device)
+    load(&read_file(path)?, wanted, device)
+}
+
+/// A weight file's bytes, unchecked.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, WeightsError> {
+    std::fs::read(path).map_err(|source| WeightsError::Read { path: path.display().to_string(), source })
 }
