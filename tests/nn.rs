@@ -170,6 +170,59 @@ fn adding_the_attack_planes_keeps_a_nets_outputs() {
 }
 
 #[test]
+fn growing_a_net_keeps_its_outputs() {
+    let variant = Variant::Minishogi;
+    let device = Device::flex();
+    // The shipped net: trained weights and batch-norm statistics, which a
+    // freshly initialised net would not have.
+    let load = || weights::load(pantheon::nn::shipped(variant), Some(variant), &device).unwrap();
+    let small = load();
+    let (blocks, channels) = (small.config.blocks, small.config.channels);
+    let before = NetEvaluator::new(small.net, small.config, variant, device.clone(), 8, "small".into());
+    let grown = weights::grown(load(), blocks + 3, channels + 16, 5).unwrap();
+    assert_eq!((grown.config.blocks, grown.config.channels), (blocks + 3, channels + 16));
+    let bytes = weights::to_bytes(variant, &grown.config, &grown.net).unwrap();
+    let reqs = requests(variant, 8);
+    let want = before.evaluate(&reqs);
+    // Pantheon's CPU forward pass (batch norm folded) and burn's.
+    for cpu in [true, false] {
+        let g = weights::load(&bytes, Some(variant), &device).unwrap();
+        let mut after = NetEvaluator::new(g.net, g.config, variant, device.clone(), 8, "grown".into());
+        after.set_cpu_forward(cpu);
+        for (a, b) in want.iter().zip(after.evaluate(&reqs)) {
+            assert!((a.value - b.value).abs() < 1e-4, "value {} vs {}", a.value, b.value);
+            for (p, q) in a.policy.iter().zip(&b.policy) {
+                assert!((p - q).abs() < 1e-4, "policy {p} vs {q}");
+            }
+        }
+    }
+    // The same seed grows the same net; a smaller size is refused.
+    let again = weights::grown(load(), blocks + 3, channels + 16, 5).unwrap();
+    assert!(weights::to_bytes(variant, &again.config, &again.net).unwrap() == bytes);
+    assert!(matches!(weights::grown(load(), blocks - 1, channels + 16, 5), Err(WeightsError::Shrink { .. })));
+    assert!(matches!(weights::grown(load(), blocks, channels - 1, 5), Err(WeightsError::Shrink { .. })));
+}
+
+#[test]
+fn the_same_seed_writes_the_same_initial_net() {
+    let dir = std::env::temp_dir().join(format!("pantheon-nn-seed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = tiny(Variant::Minishogi);
+    let write = |name: &str, seed: u64| {
+        let path = dir.join(name);
+        weights::save_initial(&path, Variant::Minishogi, &config, seed).unwrap();
+        std::fs::read(path).unwrap()
+    };
+    let a = write("a.pnet", 9);
+    assert!(write("b.pnet", 9) == a, "two nets from seed 9 differ");
+    assert!(write("c.pnet", 10) != a, "seeds 9 and 10 gave the same net");
+    // A loaded net writes back the bytes it came from.
+    let loaded = weights::load(&a, None, &Device::flex()).unwrap();
+    assert!(weights::to_bytes(Variant::Minishogi, &loaded.config, &loaded.net).unwrap() == a);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn the_device_clock_counts_batches_and_the_waits_between_them() {
     let variant = Variant::Minishogi;
     let device = Device::flex();

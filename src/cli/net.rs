@@ -34,6 +34,25 @@ pub enum NetCommand {
         #[arg(long)]
         out: std::path::PathBuf,
     },
+    /// Grow a net to more blocks or channels without changing what it
+    /// computes (new channels are read with zero weights, new residual
+    /// blocks start as the identity), so training a larger net starts from
+    /// a trained smaller one.
+    Grow {
+        #[arg(long = "in")]
+        input: std::path::PathBuf,
+        /// Residual blocks of the grown net (at least the net's own).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=64))]
+        blocks: u64,
+        /// Trunk channels of the grown net (at least the net's own).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        channels: u64,
+        /// Seed of the new weights.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
 }
 
 impl NetCommand {
@@ -44,6 +63,17 @@ impl NetCommand {
             }
             NetCommand::Info { path } => net_info(&path),
             NetCommand::AddAttackPlanes { input, out } => net_add_attack_planes(&input, &out),
+            NetCommand::Grow { input, blocks, channels, seed, out } => {
+                let c = crate::nn::weights::grow(&input, &out, blocks as usize, channels as usize, seed)?;
+                println!(
+                    "wrote {} ({} parameters, {} blocks x {} channels)",
+                    out.display(),
+                    c.parameters(),
+                    c.blocks,
+                    c.channels
+                );
+                Ok(())
+            }
         }
     }
 }

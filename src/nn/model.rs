@@ -5,6 +5,7 @@
 
 use super::Layout;
 use super::encode::Features;
+use burn::module::{Param, ParamId, RunningState};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d, Relu};
 use burn::prelude::*;
@@ -221,6 +222,86 @@ impl Net {
         self
     }
 
+    /// The net grown to `fresh`'s blocks and channels (at least its own)
+    /// without changing what it computes: every layer keeps its weights in
+    /// its first rows and columns; the new rows (new channels) take `fresh`'s
+    /// random weights and the weights from new channels into old ones start
+    /// at zero, so the new channels compute but nothing old reads them until
+    /// training moves those zeros. The added residual blocks are `fresh`'s
+    /// with their second batch norm's scale at zero, so each adds nothing
+    /// to the trunk (its input is a ReLU's output, which the block's final
+    /// ReLU passes unchanged) while its scale still gets gradients. The old
+    /// blocks keep their order, spread evenly among the new ones.
+    pub fn grown(self, fresh: Net) -> Net {
+        let old_blocks = self.blocks.len();
+        let new_blocks = fresh.blocks.len();
+        assert!(old_blocks <= new_blocks, "a net grows, never shrinks");
+        let (c, _) = conv_dims(&self.stem);
+        let (new_c, _) = conv_dims(&fresh.stem);
+        assert!(c <= new_c, "a net grows, never shrinks");
+        // Old block i goes to slot i * new / old (distinct, increasing).
+        let slot = |i: usize| (i * new_blocks).checked_div(old_blocks).unwrap_or(0);
+        let mut old = self.blocks.into_iter().enumerate().peekable();
+        let blocks = fresh
+            .blocks
+            .into_iter()
+            .enumerate()
+            .map(|(at, block)| match old.next_if(|(i, _)| slot(*i) == at) {
+                Some((_, kept)) => ResidualBlock {
+                    conv1: embed_conv(block.conv1, kept.conv1),
+                    bn1: embed_bn(block.bn1, kept.bn1),
+                    conv2: embed_conv(block.conv2, kept.conv2),
+                    bn2: embed_bn(block.bn2, kept.bn2),
+                },
+                None => {
+                    let mut bn2 = block.bn2;
+                    bn2.gamma = bn2.gamma.map(|g| g.zeros_like());
+                    ResidualBlock { bn2, ..block }
+                }
+            })
+            .collect();
+        Net {
+            stem: embed_conv(fresh.stem, self.stem),
+            stem_bn: embed_bn(fresh.stem_bn, self.stem_bn),
+            blocks,
+            policy_conv: embed_conv(fresh.policy_conv, self.policy_conv),
+            policy_bn: embed_bn(fresh.policy_bn, self.policy_bn),
+            policy_out: embed_conv(fresh.policy_out, self.policy_out),
+            value_conv: embed_conv(fresh.value_conv, self.value_conv),
+            value_bn: self.value_bn,
+            value_fc: self.value_fc,
+            value_out: self.value_out,
+            material_out: self.material_out,
+            reply_out: match (fresh.reply_out, self.reply_out) {
+                (Some(f), Some(kept)) => Some(embed_conv(f, kept)),
+                (_, kept) => kept,
+            },
+            relu: self.relu,
+        }
+    }
+
+    /// The net with its parameters numbered in module order. Burn gives
+    /// every parameter a random id, which a record stores and the optimiser
+    /// keys its state by; numbered when loaded and when written, the same
+    /// weights always make the same weight-file bytes, and a training
+    /// checkpoint's optimiser state matches the net read back with it.
+    pub(super) fn numbered(self) -> Net {
+        let mut net = self.map(&mut NumberParams(0));
+        let mut n = 1 << 32; // the running statistics' ids, apart from the parameters'
+        for bn in net.batch_norms_mut() {
+            for state in [&mut bn.running_mean, &mut bn.running_var] {
+                n += 1;
+                *state = RunningState::with_id(ParamId::from(n), state.value());
+            }
+        }
+        net
+    }
+
+    fn batch_norms_mut(&mut self) -> impl Iterator<Item = &mut BatchNorm> {
+        let blocks = self.blocks.iter_mut().flat_map(|b| [&mut b.bn1, &mut b.bn2]);
+        std::iter::once(&mut self.stem_bn).chain(blocks).chain([&mut self.policy_bn, &mut self.value_bn])
+    }
+
     /// Policy logits and value (play and analysis).
     pub fn forward(&self, x: Tensor<4>) -> (Tensor<2>, Tensor<2>) {
         let out = self.forward_train(x, AuxHeads::default());
@@ -252,5 +333,100 @@ impl Net {
             _ => None,
         };
         TrainOutputs { logits, value: self.value_out.forward(v).tanh(), material, reply }
+    }
+}
+
+/// Numbers parameters 1, 2, ... in the order the module visits them.
+struct NumberParams(u64);
+
+impl burn::module::ModuleMapper for NumberParams {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        self.0 += 1;
+        let (_, value, mapper) = param.consume();
+        Param::from_mapped_value(ParamId::from(self.0), value, mapper)
+    }
+}
+
+/// A convolution's output and input channels.
+fn conv_dims(conv: &Conv2d) -> (usize, usize) {
+    let [out, input, _, _] = conv.weight.dims();
+    (out, input)
+}
+
+/// `fresh` (a layer of the grown net) holding `old`'s weights in its first
+/// output rows and input columns, with zeros from the new inputs into the
+/// old outputs (see [`Net::grown`]).
+fn embed_conv(fresh: Conv2d, old: Conv2d) -> Conv2d {
+    let (out, input) = conv_dims(&old);
+    let (_, new_input) = conv_dims(&fresh);
+    let old_weight = old.weight.val();
+    let weight = fresh.weight.map(|w| {
+        let [_, _, kh, kw] = w.dims();
+        let w = w.slice_assign([0..out, 0..input, 0..kh, 0..kw], old_weight);
+        if input < new_input { w.slice_fill([0..out, input..new_input, 0..kh, 0..kw], 0.0) } else { w }
+    });
+    let bias = match (fresh.bias, old.bias) {
+        (Some(f), Some(o)) => Some(f.map(|b| embed_vector(b, o.val()))),
+        (f, _) => f,
+    };
+    Conv2d { weight, bias, ..fresh }
+}
+
+/// `fresh` with `old`'s scale, shift and running statistics in its first
+/// channels; the new channels keep a fresh batch norm's.
+fn embed_bn(fresh: BatchNorm, old: BatchNorm) -> BatchNorm {
+    let old_gamma = old.gamma.val();
+    let old_beta = old.beta.val();
+    BatchNorm {
+        gamma: fresh.gamma.map(|g| embed_vector(g, old_gamma)),
+        beta: fresh.beta.map(|b| embed_vector(b, old_beta)),
+        running_mean: RunningState::new(embed_vector(fresh.running_mean.value(), old.running_mean.value())),
+        running_var: RunningState::new(embed_vector(fresh.running_var.value(), old.running_var.value())),
+        ..fresh
+    }
+}
+
+fn embed_vector(fresh: Tensor<1>, old: Tensor<1>) -> Tensor<1> {
+    let [n] = old.dims();
+    fresh.slice_assign(0..n, old)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::Layout;
+    use crate::rules::Variant;
+    use burn::optim::{AdamWConfig, GradientsParams};
+
+    /// A grown net's new parts are not dead: one optimiser step moves the
+    /// zero weights from new channels into old ones and the zero scales of
+    /// the added blocks.
+    #[test]
+    fn a_grown_nets_new_parts_learn() {
+        let device = Device::flex();
+        device.seed(4);
+        let variant = Variant::Minishogi;
+        let layout = Layout::new(variant);
+        let small = NetConfig::new(&layout, 1, 4);
+        let large = NetConfig::new(&layout, 3, 8);
+        let net = small.init(&device).grown(large.init(&device));
+        // Trained as training does: loaded from a file onto the autodiff device.
+        let bytes = crate::nn::weights::to_bytes(variant, &large, &net).unwrap();
+        let device = device.autodiff();
+        let net = crate::nn::weights::load(&bytes, Some(variant), &device).unwrap().net;
+        let zeros = |t: Tensor<4>| t.slice([0..4, 4..8, 0..3, 0..3]).abs().sum().into_scalar::<f32>();
+        assert_eq!(zeros(net.blocks[0].conv1.weight.val()), 0.0);
+        let added: Vec<usize> =
+            (0..3).filter(|&i| net.blocks[i].bn2.gamma.val().abs().sum().into_scalar::<f32>() == 0.0).collect();
+        assert_eq!(added, [1, 2], "the old block goes first, the two added blocks start as the identity");
+        let x = Tensor::<4>::random([6, layout.planes, 5, 5], burn::tensor::Distribution::Uniform(0.0, 1.0), &device);
+        let (logits, value) = net.forward(x);
+        let loss = logits.powi_scalar(2).mean() + value.sum();
+        let grads = GradientsParams::from_grads(loss.backward(), &net);
+        let net = AdamWConfig::new().init().step(1e-2, net, grads);
+        assert!(zeros(net.blocks[0].conv1.weight.val()) > 0.0);
+        for i in added {
+            assert!(net.blocks[i].bn2.gamma.val().abs().sum().into_scalar::<f32>() > 0.0, "block {i}");
+        }
     }
 }

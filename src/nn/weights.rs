@@ -45,6 +45,10 @@ pub enum WeightsError {
     WrongVariant { found: Variant, wanted: Variant },
     #[error("the net's encoding ({found}) does not match this build's for {variant} ({expected})")]
     Layout { variant: Variant, found: String, expected: String },
+    #[error(
+        "a net grows, never shrinks: it has {blocks} blocks x {channels} channels, asked for {to_blocks} x {to_channels}"
+    )]
+    Shrink { blocks: usize, channels: usize, to_blocks: usize, to_channels: usize },
     #[error("weights do not fit the net described in the header: {0}")]
     Record(String),
 }
@@ -117,7 +121,8 @@ fn parse_header(text: &str) -> Result<(Variant, NetConfig), WeightsError> {
 
 /// The bytes of a weight file for `net`.
 pub fn to_bytes(variant: Variant, config: &NetConfig, net: &Net) -> Result<Vec<u8>, WeightsError> {
-    let record = net.valid().into_record().into_bytes().map_err(|e| WeightsError::Record(format!("{e:?}")))?;
+    let record =
+        net.valid().numbered().into_record().into_bytes().map_err(|e| WeightsError::Record(format!("{e:?}")))?;
     let header = header_text(variant, config);
     let mut out = Vec::with_capacity(record.len() + header.len() + 32);
     out.extend_from_slice(MAGIC);
@@ -160,6 +165,29 @@ pub fn add_attack_planes(input: &Path, out: &Path) -> Result<NetConfig, WeightsE
         .ok_or_else(|| WeightsError::Header(format!("{} already reads the attack planes", input.display())))?;
     save(out, widened.variant, &widened.config, &widened.net)?;
     Ok(widened.config)
+}
+
+/// A net grown to `blocks` and `channels` ([`Net::grown`]), its new
+/// weights drawn from `seed`: it computes exactly what it did until
+/// trained further.
+pub fn grown(loaded: LoadedNet, blocks: usize, channels: usize, seed: u64) -> Result<LoadedNet, WeightsError> {
+    let from = loaded.config;
+    if blocks < from.blocks || channels < from.channels {
+        let (to_blocks, to_channels) = (blocks, channels);
+        return Err(WeightsError::Shrink { blocks: from.blocks, channels: from.channels, to_blocks, to_channels });
+    }
+    let config = NetConfig { blocks, channels, ..from };
+    let device = Device::flex();
+    device.seed(seed);
+    let net = loaded.net.grown(config.init(&device));
+    Ok(LoadedNet { variant: loaded.variant, config, net })
+}
+
+/// [`grown`] from weight file to weight file; returns the new net's config.
+pub fn grow(input: &Path, out: &Path, blocks: usize, channels: usize, seed: u64) -> Result<NetConfig, WeightsError> {
+    let grown = grown(load_file(input, None, &Device::flex())?, blocks, channels, seed)?;
+    save(out, grown.variant, &grown.config, &grown.net)?;
+    Ok(grown.config)
 }
 
 /// Writes a weight file atomically (temporary file, then rename).
@@ -230,7 +258,7 @@ pub fn load(bytes: &[u8], wanted: Option<Variant>, device: &Device) -> Result<Lo
     let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(record.to_vec()))
         .map_err(|e| WeightsError::Record(format!("{e:?}")))?;
     let net = config.init(device).try_load_record(record).map_err(|e| WeightsError::Record(format!("{e:?}")))?;
-    Ok(LoadedNet { variant, config, net })
+    Ok(LoadedNet { variant, config, net: net.numbered() })
 }
 
 /// Loads a weight file from disk.
