@@ -370,3 +370,27 @@ fn tsume_writes_samples_that_data_reads_and_both_reject_bad_input() {
     assert!(stderr(&o).contains("between 0 and 1"), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn net_init_is_reproducible_and_net_grow_grows_or_says_why_not() {
+    let dir = fresh_dir("grow");
+    let (a, b, large) = (dir.join("a.pnet"), dir.join("b.pnet"), dir.join("large.pnet"));
+    nets::init_tiny_net(&a, 5);
+    nets::init_tiny_net(&b, 5);
+    assert!(std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(), "one seed wrote two nets");
+    let grow = |input: &std::path::Path, blocks: &str, channels: &str| {
+        let (input, out) = (input.to_str().unwrap(), large.to_str().unwrap());
+        pantheon(&["net", "grow", "--in", input, "--blocks", blocks, "--channels", channels, "--out", out])
+    };
+    let o = grow(&a, "2", "12");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info = stdout(&pantheon(&["net", "info", large.to_str().unwrap()]));
+    assert!(info.contains("blocks: 2, channels: 12"), "{info}");
+    let o = grow(&large, "1", "12");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("a net grows, never shrinks"), "{}", stderr(&o));
+    let o = grow(&dir.join("missing.pnet"), "2", "12");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cannot read"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
