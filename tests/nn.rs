@@ -3,7 +3,7 @@
 
 use burn::optim::{AdamWConfig, GradientsParams};
 use burn::prelude::*;
-use pantheon::mcts::Evaluator;
+use pantheon::mcts::{Evaluation, Evaluator};
 use pantheon::nn::{Features, Layout, NetConfig, NetEvaluator, WeightsError, weights};
 use pantheon::rules::Variant;
 
@@ -145,6 +145,18 @@ fn a_net_with_attack_planes_keeps_its_features_through_a_file() {
     assert!(String::from_utf8_lossy(&bytes[..240]).contains("features attacks"));
 }
 
+/// Two nets' answers to the same requests agree within `tolerance`, value
+/// and every move's prior.
+fn assert_same_outputs(a: &[Evaluation], b: &[Evaluation], tolerance: f32) {
+    assert_eq!(a.len(), b.len());
+    for (a, b) in a.iter().zip(b) {
+        assert!((a.value - b.value).abs() < tolerance, "value {} vs {}", a.value, b.value);
+        for (p, q) in a.policy.iter().zip(&b.policy) {
+            assert!((p - q).abs() < tolerance, "policy {p} vs {q}");
+        }
+    }
+}
+
 #[test]
 fn adding_the_attack_planes_keeps_a_nets_outputs() {
     let variant = Variant::Mansindam;
@@ -158,12 +170,7 @@ fn adding_the_attack_planes_keeps_a_nets_outputs() {
     assert_eq!(widened.config.planes, Layout::with_features(variant, Features::Attacks).planes);
     let after = NetEvaluator::new(widened.net, widened.config, variant, device.clone(), 8, "widened".into());
     let reqs = requests(variant, 6);
-    for (a, b) in before.evaluate(&reqs).iter().zip(after.evaluate(&reqs)) {
-        assert!((a.value - b.value).abs() < 1e-5, "value {} vs {}", a.value, b.value);
-        for (p, q) in a.policy.iter().zip(&b.policy) {
-            assert!((p - q).abs() < 1e-5, "policy {p} vs {q}");
-        }
-    }
+    assert_same_outputs(&before.evaluate(&reqs), &after.evaluate(&reqs), 1e-5);
     // A net that reads them already is refused.
     let once = weights::with_attack_planes(weights::load(&bytes, None, &device).unwrap()).unwrap();
     assert!(weights::with_attack_planes(once).is_none());
@@ -189,12 +196,7 @@ fn growing_a_net_keeps_its_outputs() {
         let g = weights::load(&bytes, Some(variant), &device).unwrap();
         let mut after = NetEvaluator::new(g.net, g.config, variant, device.clone(), 8, "grown".into());
         after.set_cpu_forward(cpu);
-        for (a, b) in want.iter().zip(after.evaluate(&reqs)) {
-            assert!((a.value - b.value).abs() < 1e-4, "value {} vs {}", a.value, b.value);
-            for (p, q) in a.policy.iter().zip(&b.policy) {
-                assert!((p - q).abs() < 1e-4, "policy {p} vs {q}");
-            }
-        }
+        assert_same_outputs(&want, &after.evaluate(&reqs), 1e-4);
     }
     // The same seed grows the same net; a smaller size is refused.
     let again = weights::grown(load(), blocks + 3, channels + 16, 5).unwrap();

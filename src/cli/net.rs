@@ -64,14 +64,8 @@ impl NetCommand {
             NetCommand::Info { path } => net_info(&path),
             NetCommand::AddAttackPlanes { input, out } => net_add_attack_planes(&input, &out),
             NetCommand::Grow { input, blocks, channels, seed, out } => {
-                let c = crate::nn::weights::grow(&input, &out, blocks as usize, channels as usize, seed)?;
-                println!(
-                    "wrote {} ({} parameters, {} blocks x {} channels)",
-                    out.display(),
-                    c.parameters(),
-                    c.blocks,
-                    c.channels
-                );
+                let config = crate::nn::weights::grow(&input, &out, blocks as usize, channels as usize, seed)?;
+                print_written(&out, &config);
                 Ok(())
             }
         }
@@ -88,8 +82,19 @@ fn net_init(
     use crate::nn::{Layout, NetConfig};
     let config = NetConfig::new(&Layout::with_features(variant, features), blocks, channels);
     crate::nn::weights::save_initial(out, variant, &config, seed)?;
-    println!("wrote {} ({} parameters, {} blocks x {} channels)", out.display(), config.parameters(), blocks, channels);
+    print_written(out, &config);
     Ok(())
+}
+
+/// The line `net init` and `net grow` print for the net they wrote.
+fn print_written(out: &std::path::Path, config: &crate::nn::NetConfig) {
+    println!(
+        "wrote {} ({} parameters, {} blocks x {} channels)",
+        out.display(),
+        config.parameters(),
+        config.blocks,
+        config.channels
+    );
 }
 
 fn net_add_attack_planes(input: &std::path::Path, out: &std::path::Path) -> Result<()> {
