@@ -253,9 +253,8 @@ fn one_optimiser_step_lowers_the_loss() {
     let variant = Variant::Minishogi;
     let layout = Layout::new(variant);
     let device = Device::flex().autodiff();
-    device.seed(3);
     let config = tiny(variant);
-    let mut model = config.init(&device);
+    let mut model = config.init_seeded(&device, 3);
     let reqs = requests(variant, 8);
     let n = reqs.len();
     let mut input = vec![0.0; n * layout.input_len()];

@@ -193,13 +193,13 @@ fn assert_falls(name: &str, losses: &[f32]) {
     assert!(last < first, "{name} loss {first} -> {last}");
 }
 
-/// `n` random inputs for a net of `config`.
+/// `n` random inputs for a net of `config`, drawn from a fixed seed (not
+/// from the backend's process-wide random source, which other tests seed).
 fn random_input(config: &NetConfig, n: usize, device: &Device) -> burn::tensor::Tensor<4> {
-    burn::tensor::Tensor::random(
-        [n, config.planes, config.height, config.width],
-        burn::tensor::Distribution::Normal(0.0, 1.0),
-        device,
-    )
+    let shape = [n, config.planes, config.height, config.width];
+    let mut rng = pantheon::mcts::Rng::new(5);
+    let values: Vec<f32> = (0..shape.iter().product()).map(|_| rng.uniform() as f32 * 2.0 - 1.0).collect();
+    burn::tensor::Tensor::from_data(burn::tensor::TensorData::new(values, shape), device)
 }
 
 #[test]

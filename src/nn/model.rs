@@ -10,6 +10,9 @@ use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d, Relu};
 use burn::prelude::*;
 
+/// Held while a net's weights are drawn (see [`NetConfig::init_seeded`]).
+static INIT: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+
 /// The size of a net, and the encoding it was made for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetConfig {
@@ -104,6 +107,23 @@ impl NetConfig {
 
     /// Builds a net with fresh random weights on `device`.
     pub fn init(&self, device: &Device) -> Net {
+        let _one_at_a_time = INIT.lock();
+        self.build(device).numbered()
+    }
+
+    /// Builds a net with random weights drawn from `seed`: the same seed
+    /// gives the same net. The backend's random source is process-wide and
+    /// burn draws a parameter's values when it is first read, so every
+    /// init draws all its values at once (numbering the parameters reads each
+    /// parameter) under one lock: another thread's init cannot draw
+    /// between this one's seeding and its draws.
+    pub fn init_seeded(&self, device: &Device, seed: u64) -> Net {
+        let _one_at_a_time = INIT.lock();
+        device.seed(seed);
+        self.build(device).numbered()
+    }
+
+    fn build(&self, device: &Device) -> Net {
         let conv3 = |i, o| Conv2dConfig::new([i, o], [3, 3]).with_padding(PaddingConfig2d::Same).init(device);
         let bn = |c| BatchNormConfig::new(c).init(device);
         let c = self.channels;
@@ -404,12 +424,11 @@ mod tests {
     #[test]
     fn a_grown_nets_new_parts_learn() {
         let device = Device::flex();
-        device.seed(4);
         let variant = Variant::Minishogi;
         let layout = Layout::new(variant);
         let small = NetConfig::new(&layout, 1, 4);
         let large = NetConfig::new(&layout, 3, 8);
-        let net = small.init(&device).grown(large.init(&device));
+        let net = small.init_seeded(&device, 4).grown(large.init(&device));
         // Trained as training does: loaded from a file onto the autodiff device.
         let bytes = crate::nn::weights::to_bytes(variant, &large, &net).unwrap();
         let device = device.autodiff();
@@ -419,7 +438,9 @@ mod tests {
         let added: Vec<usize> =
             (0..3).filter(|&i| net.blocks[i].bn2.gamma.val().abs().sum().into_scalar::<f32>() == 0.0).collect();
         assert_eq!(added, [1, 2], "the old block goes first, the two added blocks start as the identity");
-        let x = Tensor::<4>::random([6, layout.planes, 5, 5], burn::tensor::Distribution::Uniform(0.0, 1.0), &device);
+        let mut rng = crate::mcts::Rng::new(4);
+        let values: Vec<f32> = (0..6 * layout.planes * 25).map(|_| rng.uniform() as f32).collect();
+        let x = Tensor::<4>::from_data(burn::tensor::TensorData::new(values, [6, layout.planes, 5, 5]), &device);
         let (logits, value) = net.forward(x);
         let loss = logits.powi_scalar(2).mean() + value.sum();
         let grads = GradientsParams::from_grads(loss.backward(), &net);

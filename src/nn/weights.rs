@@ -139,9 +139,7 @@ pub fn to_bytes(variant: Variant, config: &NetConfig, net: &Net) -> Result<Vec<u
 /// Writes a freshly initialised net of `config` (random weights drawn
 /// from `seed`) to `path`: the starting point of training.
 pub fn save_initial(path: &Path, variant: Variant, config: &NetConfig, seed: u64) -> Result<(), WeightsError> {
-    let device = Device::flex();
-    device.seed(seed);
-    save(path, variant, config, &config.init(&device))
+    save(path, variant, config, &config.init_seeded(&Device::flex(), seed))
 }
 
 /// A base-feature net turned into one that reads the attack planes too
@@ -177,9 +175,7 @@ pub fn grown(loaded: LoadedNet, blocks: usize, channels: usize, seed: u64) -> Re
         return Err(WeightsError::Shrink { blocks: from.blocks, channels: from.channels, to_blocks, to_channels });
     }
     let config = NetConfig { blocks, channels, ..from };
-    let device = Device::flex();
-    device.seed(seed);
-    let net = loaded.net.grown(config.init(&device));
+    let net = loaded.net.grown(config.init_seeded(&Device::flex(), seed));
     Ok(LoadedNet { variant: loaded.variant, config, net })
 }
 

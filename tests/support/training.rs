@@ -42,11 +42,9 @@ pub fn setup(name: &str) -> (PathBuf, TrainConfig) {
         }
         Shard { variant, model_id: "random".into(), samples }.write(&dir.join("data"), &format!("g{g}")).unwrap();
     }
-    let device = Device::flex();
-    device.seed(1);
     let config = NetConfig::new(&Layout::new(variant), 1, 8);
     let from = dir.join("from.pnet");
-    weights::save(&from, variant, &config, &config.init(&device)).unwrap();
+    weights::save(&from, variant, &config, &config.init_seeded(&Device::flex(), 1)).unwrap();
     let tc = TrainConfig {
         variant,
         data: vec![dir.join("data")],
