@@ -325,6 +325,7 @@ fn pantheons_cpu_forward_pass_matches_burns() {
         let loaded = weights::load(pantheon::nn::shipped(variant), Some(variant), &device).unwrap();
         let mut eval = NetEvaluator::new(loaded.net, loaded.config, variant, device, 64, "t".into());
         assert!(eval.cpu_forward(), "the CPU uses Pantheon's forward pass by default");
+        assert!(eval.name().ends_with(", Pantheon's forward pass"), "{}", eval.name());
         let layout = Layout::with_features(variant, eval.config().features);
         for n in [1, 7, 20] {
             let mut input = vec![0.0f32; n * layout.input_len()];
@@ -335,6 +336,7 @@ fn pantheons_cpu_forward_pass_matches_burns() {
             let (logits, values) = eval.forward_raw(input.clone(), n);
             eval.set_cpu_forward(false);
             assert!(!eval.cpu_forward());
+            assert!(eval.name().ends_with(", burn's forward pass"), "{}", eval.name());
             let input_copy = input.clone();
             let (want_logits, want_values) = eval.forward_raw(input, n);
             assert_eq!((logits.len(), values.len()), (want_logits.len(), want_values.len()));

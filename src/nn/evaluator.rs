@@ -552,9 +552,14 @@ impl Evaluator for NetEvaluator {
     }
 
     fn name(&self) -> String {
+        let pass = match (self.device == Device::flex(), self.cpu.is_some()) {
+            (false, _) => "",
+            (true, true) => ", Pantheon's forward pass",
+            (true, false) => ", burn's forward pass",
+        };
         match self.precision {
-            Precision::F32 => self.name.clone(),
-            p => format!("{}, {p}", self.name),
+            Precision::F32 => format!("{}{pass}", self.name),
+            p => format!("{}{pass}, {p}", self.name),
         }
     }
 
