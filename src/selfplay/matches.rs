@@ -87,7 +87,9 @@ impl MatchResult {
 
     /// Elo difference of A over B and its 95% interval (normal
     /// approximation of the score's standard error); infinite when one
-    /// side scored everything.
+    /// side scored everything. Then the standard error is zero and says
+    /// nothing, so the interval is the Elo of the Wilson interval instead
+    /// (40 wins of 40: +407 to infinity).
     pub fn elo(&self) -> (f64, f64, f64) {
         let n = self.games().max(1) as f64;
         let s = self.score();
@@ -97,6 +99,10 @@ impl MatchResult {
             / n;
         let se = (var / n).sqrt();
         let elo = |p: f64| -400.0 * (1.0 / p.clamp(0.0, 1.0) - 1.0).log10();
+        if se == 0.0 && self.games() > 0 {
+            let (lo, hi) = self.score_interval();
+            return (elo(s), elo(lo), elo(hi));
+        }
         (elo(s), elo(s - 1.96 * se), elo(s + 1.96 * se))
     }
 
@@ -111,7 +117,11 @@ impl MatchResult {
         let centre = p + z * z / (2.0 * n);
         let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
         let d = 1.0 + z * z / n;
-        (((centre - half) / d).max(0.0), ((centre + half) / d).min(1.0))
+        // At a score of 0 or 1 that bound is exact; rounding would leave
+        // it a hair inside (and its Elo finite).
+        let lo = if p == 0.0 { 0.0 } else { ((centre - half) / d).max(0.0) };
+        let hi = if p == 1.0 { 1.0 } else { ((centre + half) / d).min(1.0) };
+        (lo, hi)
     }
 }
 
@@ -457,6 +467,15 @@ mod tests {
         assert!((elo - 190.8).abs() < 0.5, "{elo}");
         assert!(lo < elo && elo < hi);
         assert!(MatchResult { wins: 4, draws: 0, losses: 0, ..Default::default() }.elo().0.is_infinite());
+        // One side scored everything: the interval keeps a finite bound.
+        let (elo, lo, hi) = MatchResult { wins: 40, draws: 0, losses: 0, ..Default::default() }.elo();
+        assert!(elo == f64::INFINITY && hi == f64::INFINITY && (lo - 407.0).abs() < 1.0, "{lo}");
+        let (elo, lo, hi) = MatchResult { wins: 0, draws: 0, losses: 40, ..Default::default() }.elo();
+        assert!(elo == f64::NEG_INFINITY && lo == f64::NEG_INFINITY && (hi + 407.0).abs() < 1.0, "{hi}");
+        let (_, lo, hi) = MatchResult { wins: 0, draws: 0, losses: 27, ..Default::default() }.elo();
+        assert!(lo == f64::NEG_INFINITY && (hi + 339.0).abs() < 1.0, "{lo} {hi}");
+        let (elo, lo, hi) = MatchResult { wins: 0, draws: 6, losses: 0, ..Default::default() }.elo();
+        assert!(elo.abs() < 1e-9 && lo < -100.0 && hi > 100.0, "{lo} {hi}");
         // Wilson: 10 wins of 10 still leaves the true score above 72%.
         let (lo, hi) = MatchResult { wins: 10, draws: 0, losses: 0, ..Default::default() }.score_interval();
         assert!((lo - 0.7225).abs() < 1e-3 && hi == 1.0, "{lo} {hi}");
