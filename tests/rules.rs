@@ -277,6 +277,42 @@ fn pandemonium_threefold_repetition_side_to_move_loses() {
     assert_eq!(g.outcome(), Some(Outcome::win(Color::Sente, EndReason::Repetition)));
 }
 
+/// The move `Game::repetition_win` finds after `moves`, in USI notation.
+fn repetition_win(v: Variant, sfen: &str, moves: &str) -> Option<String> {
+    let g = game(v, sfen, moves);
+    g.repetition_win(&g.legal_moves()).map(|m| format_move(v, m))
+}
+
+#[test]
+fn a_quiet_move_that_completes_a_winning_repetition_is_found() {
+    // Pandemonium: gote's 5b5a makes the start position's third occurrence,
+    // sente to move, who loses; one cycle earlier it is only the second.
+    let start = "4k4/9/9/9/9/9/9/9/4K4 b - 1";
+    let cycle = "5i5h 5a5b 5h5i 5b5a ";
+    assert_eq!(repetition_win(Pandemonium, start, &format!("{cycle}5i5h 5a5b 5h5i")).as_deref(), Some("5b5a"));
+    assert_eq!(repetition_win(Pandemonium2022, start, &format!("{cycle}5i5h 5a5b 5h5i")).as_deref(), Some("5b5a"));
+    assert_eq!(repetition_win(Pandemonium, start, "5i5h 5a5b 5h5i"), None);
+    // Sente's 5h5i here repeats a position for the second time only.
+    assert_eq!(repetition_win(Pandemonium, start, &format!("{cycle}5i5h 5a5b")), None);
+    // Minishogi: gote's fourth occurrence wins; sente's loses, so sente has none.
+    let cycle = "5e5d 1a1b 5d5e 1b1a ";
+    let k = "4k/5/5/5/K4 b - 1";
+    assert_eq!(repetition_win(Minishogi, k, &format!("{}5e5d 1a1b 5d5e", cycle.repeat(2))).as_deref(), Some("1b1a"));
+    assert_eq!(repetition_win(Minishogi, k, &format!("{}5e5d 1a1b 5d5e", cycle)), None);
+    let gote_first = "4k/5/5/5/K4 w - 1";
+    let g = game(Minishogi, gote_first, &format!("{}1a1b 5e5d 1b1a", "1a1b 5e5d 1b1a 5d5e ".repeat(2)));
+    assert_eq!(g.repetition_win(&g.legal_moves()), None);
+    let mut lost = g.clone();
+    lost.play(UsiMove::parse("5d5e", Minishogi.geometry()).unwrap().to_game_move(&g).unwrap());
+    assert_eq!(lost.outcome(), Some(Outcome::win(Color::Gote, EndReason::Repetition)));
+    // The fourth occurrence by gote's perpetual check loses for gote.
+    let checks = "5e4e 5c4c 4e5e 4c5c ";
+    assert_eq!(repetition_win(Minishogi, "4k/5/r4/5/K4 b - 1", &format!("{}5e4e 5c4c 4e5e", checks.repeat(2))), None);
+    // Mansindam forbids the third occurrence: no repetition ever wins.
+    let g = game(Mansindam, "4k4/9/9/9/9/9/9/9/4K4 b - 1", "5i5h 5a5b 5h5i 5b5a 5i5h 5a5b 5h5i");
+    assert_eq!(g.repetition_win(&g.legal_moves()), None);
+}
+
 #[test]
 fn pandemonium_perpetual_checker_loses() {
     let cycle = "9i8i 9g8g 8i9i 8g9g ";

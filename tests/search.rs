@@ -491,6 +491,24 @@ fn avoids_a_forced_loss() {
 }
 
 #[test]
+fn a_move_that_lets_the_opponent_win_by_repetition_is_proven_lost() {
+    // A Pandemonium 2022 game against Fairy-Stockfish: gote's 2f3f lets
+    // sente's quiet 4f2g make the third occurrence, gote to move, who loses.
+    // The mate searches only try checks; the tree sees it at the first
+    // visit of the position after 2f3f, not after visiting sente's replies.
+    let moves = "7g6g 5c4c 3g4g 3a5c 1g2g 9c8c 3i2h 2a4b 2i4h 1a2a 1i1c+ 2a2g+ 4h2g 5c2f 4g3g P*1h \
+                 1c1h 2f3g+ 2h3g P*3f 3g4h 3f2f 2g4f 2f3f 4f2g 3f2f 2g4f";
+    let v = Variant::Pandemonium2022;
+    let g = game(v, "rnbsksbnr/2a1f1u2/p1p1p1p1p/4v4/9/4V4/P1P1P1P1P/2U1F1A2/RNBSKSBNR b - 1", moves);
+    let params = SearchParams { threads: 1, batch_size: 8, hash_mib: 64, multipv: 500, ..SearchParams::default() };
+    let r = search(&mut Searcher::new(Arc::new(UniformEvaluator), params), &g, 3000);
+    let line = r.info.lines.iter().find(|l| format_move(v, l.mv) == "2f3f").expect("2f3f searched");
+    assert_eq!(line.score, Score::Mate(-2), "{line:?}");
+    assert_eq!(line.visits, 1, "{line:?}");
+    assert_ne!(best(v, &r), "2f3f");
+}
+
+#[test]
 fn proofs_and_collisions_with_many_threads_keep_counts_consistent() {
     // Many threads and big batches on positions with forced wins make walks
     // meet proven nodes and pending ones; counters must never underflow

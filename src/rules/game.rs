@@ -156,6 +156,43 @@ impl Game {
         }
     }
 
+    /// A move of `legal` (the game's legal moves) that ends the game at once
+    /// by a repetition rule in the mover's favour: the third occurrence with
+    /// the opponent to move (Pandemonium), the fourth played by gote
+    /// (Minishogi), unless the mover's own perpetual check turns it round.
+    /// Such a move need not give check, so the mate searches do not see it.
+    pub fn repetition_win(&self, legal: &[Move]) -> Option<Move> {
+        let needed = match self.position().tables().spec.repetition {
+            Repetition::FourfoldFirstPlayerLoses => 4,
+            Repetition::ThirdSideToMoveLoses => 3,
+            Repetition::ThirdIsIllegal => return None,
+        };
+        // Positions after our move: the other parity of index, already
+        // seen `needed - 1` times.
+        let parity = (self.history.len() - 1) % 2;
+        let ripe: Vec<u64> = self
+            .repeated
+            .iter()
+            .map(|&i| i as usize)
+            .filter(|&i| i % 2 != parity && self.history[i].occurrence >= needed - 1)
+            .map(|i| self.history[i].hash)
+            .collect();
+        if ripe.is_empty() {
+            return None;
+        }
+        let pos = self.position();
+        let us = pos.side_to_move();
+        let mut game = self.branch();
+        legal.iter().copied().find(|&mv| {
+            ripe.contains(&pos.hash_after(mv)) && {
+                game.play(mv);
+                let won = game.repetition_outcome().is_some_and(|o| o.winner == Some(us));
+                game.undo();
+                won
+            }
+        })
+    }
+
     /// The result if the game is over, `None` while it goes on.
     pub fn outcome(&self) -> Option<Outcome> {
         self.outcome_before_movegen().or_else(|| {

@@ -218,6 +218,13 @@ impl Shared<'_> {
             self.finish_ended(path, proof);
             return None;
         }
+        // A quiet move that completes a winning repetition: found here, as
+        // the mate search finds checkmates, or the tree only sees it if it
+        // happens to visit that move.
+        if let Some(win) = game.repetition_win(&legal) {
+            self.finish_mating(path, &legal, win, 1);
+            return None;
+        }
         if self.params.mate_plies > 0
             && let Some((mate, plies)) = find_mate(&mut game, &legal, self.params.mate_plies, self.params.mate_budget)
         {
