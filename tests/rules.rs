@@ -300,10 +300,9 @@ fn a_quiet_move_that_completes_a_winning_repetition_is_found() {
     assert_eq!(repetition_win(Minishogi, k, &format!("{}5e5d 1a1b 5d5e", cycle.repeat(2))).as_deref(), Some("1b1a"));
     assert_eq!(repetition_win(Minishogi, k, &format!("{}5e5d 1a1b 5d5e", cycle)), None);
     let gote_first = "4k/5/5/5/K4 w - 1";
-    let g = game(Minishogi, gote_first, &format!("{}1a1b 5e5d 1b1a", "1a1b 5e5d 1b1a 5d5e ".repeat(2)));
-    assert_eq!(g.repetition_win(&g.legal_moves()), None);
-    let mut lost = g.clone();
-    lost.play(UsiMove::parse("5d5e", Minishogi.geometry()).unwrap().to_game_move(&g).unwrap());
+    let cycle = "1a1b 5e5d 1b1a 5d5e ";
+    assert_eq!(repetition_win(Minishogi, gote_first, &format!("{}1a1b 5e5d 1b1a", cycle.repeat(2))), None);
+    let lost = game(Minishogi, gote_first, &cycle.repeat(3));
     assert_eq!(lost.outcome(), Some(Outcome::win(Color::Gote, EndReason::Repetition)));
     // The fourth occurrence by gote's perpetual check loses for gote.
     let checks = "5e4e 5c4c 4e5e 4c5c ";

@@ -131,15 +131,7 @@ impl Game {
         if pos.tables().spec.repetition != Repetition::ThirdIsIllegal || self.repeated.is_empty() {
             return;
         }
-        // Positions after our move have the other side to move: the other
-        // parity of index from the current one.
-        let parity = (self.history.len() - 1) % 2;
-        let banned: Vec<u64> = self
-            .repeated
-            .iter()
-            .filter(|&&i| i as usize % 2 != parity)
-            .map(|&i| self.history[i as usize].hash)
-            .collect();
+        let banned: Vec<u64> = self.repeated_after_a_move().map(|e| e.hash).collect();
         if !banned.is_empty() {
             out.retain(|&mv| !banned.contains(&pos.hash_after(mv)));
         }
@@ -151,8 +143,26 @@ impl Game {
         let pos = self.position();
         pos.tables().spec.repetition == Repetition::ThirdIsIllegal && {
             let h = pos.hash_after(mv);
-            let parity = (self.history.len() - 1) % 2;
-            self.repeated.iter().any(|&i| i as usize % 2 != parity && self.history[i as usize].hash == h)
+            self.repeated_after_a_move().any(|e| e.hash == h)
+        }
+    }
+
+    /// The history entries of positions that occurred more than once and
+    /// that a move from the current position could reach again: those with
+    /// the other side to move, the other parity of index.
+    fn repeated_after_a_move(&self) -> impl Iterator<Item = &HistoryEntry> {
+        let parity = (self.history.len() - 1) % 2;
+        self.repeated.iter().map(|&i| i as usize).filter(move |&i| i % 2 != parity).map(|i| &self.history[i])
+    }
+
+    /// The occurrence of a position that ends the game under the variant's
+    /// repetition rule; `None` where a repetition never ends it (Mansindam
+    /// forbids the move instead).
+    fn ending_occurrence(&self) -> Option<u8> {
+        match self.position().tables().spec.repetition {
+            Repetition::FourfoldFirstPlayerLoses => Some(4),
+            Repetition::ThirdSideToMoveLoses => Some(3),
+            Repetition::ThirdIsIllegal => None,
         }
     }
 
@@ -162,21 +172,10 @@ impl Game {
     /// (Minishogi), unless the mover's own perpetual check turns it round.
     /// Such a move need not give check, so the mate searches do not see it.
     pub fn repetition_win(&self, legal: &[Move]) -> Option<Move> {
-        let needed = match self.position().tables().spec.repetition {
-            Repetition::FourfoldFirstPlayerLoses => 4,
-            Repetition::ThirdSideToMoveLoses => 3,
-            Repetition::ThirdIsIllegal => return None,
-        };
-        // Positions after our move: the other parity of index, already
-        // seen `needed - 1` times.
-        let parity = (self.history.len() - 1) % 2;
-        let ripe: Vec<u64> = self
-            .repeated
-            .iter()
-            .map(|&i| i as usize)
-            .filter(|&i| i % 2 != parity && self.history[i].occurrence >= needed - 1)
-            .map(|i| self.history[i].hash)
-            .collect();
+        let needed = self.ending_occurrence()?;
+        // Positions a move reaches for the `needed`th time.
+        let ripe: Vec<u64> =
+            self.repeated_after_a_move().filter(|e| e.occurrence >= needed - 1).map(|e| e.hash).collect();
         if ripe.is_empty() {
             return None;
         }
@@ -221,11 +220,7 @@ impl Game {
 
     fn repetition_outcome(&self) -> Option<Outcome> {
         let rule = self.position().tables().spec.repetition;
-        let needed = match rule {
-            Repetition::FourfoldFirstPlayerLoses => 4,
-            Repetition::ThirdSideToMoveLoses => 3,
-            Repetition::ThirdIsIllegal => return None,
-        };
+        let needed = self.ending_occurrence()?;
         let last = self.history.len() - 1;
         if self.history[last].occurrence < needed {
             return None;
