@@ -24,6 +24,18 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     written
 }
 
+/// Reads a text file such a run writes (its state, its log): `None` when
+/// there is none yet; any other failure (no permission, not text, a
+/// directory) is an error, so that a run never takes an unreadable state
+/// for a fresh start and overwrites it.
+pub fn read_if_present(path: &Path) -> std::io::Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -37,6 +49,10 @@ mod tests {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         // A directory that does not exist: an error, nothing written.
         assert!(super::write(&dir.join("missing/state"), b"x").is_err());
+        // Reading back: absent is None, a directory is an error.
+        assert_eq!(super::read_if_present(&path).unwrap().as_deref(), Some("two"));
+        assert_eq!(super::read_if_present(&dir.join("none")).unwrap(), None);
+        assert!(super::read_if_present(&dir).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -336,6 +336,16 @@ fn leapers_cannot_be_blocked_and_pinned_leapers_cannot_jump_the_pinner() {
 // ---- Positions -------------------------------------------------------
 
 #[test]
+fn an_empty_square_run_too_long_for_any_number_is_a_rank_length_error() {
+    // 30 digits: more than a usize holds; the run must not wrap round.
+    let sfen = format!("4k/5/5/5/K{} b - 1", "9".repeat(30));
+    match parse_position(Minishogi, &sfen) {
+        Err(pantheon::notation::SfenError::RankLength { found, .. }) => assert!(found > 5, "{found}"),
+        other => panic!("expected a rank length error, got {other:?}"),
+    }
+}
+
+#[test]
 fn illegal_positions_are_rejected_with_a_reason() {
     let err = |v: Variant, sfen: &str| match parse_position(v, sfen) {
         Err(pantheon::notation::SfenError::Position(e)) => e,

@@ -100,13 +100,13 @@ fn parse_board(variant: Variant, board: &str, setup: &mut Setup) -> Result<(), S
                 // Multi-digit runs are accepted (never needed on 9 files).
                 let mut run = d as usize;
                 while let Some(d2) = chars.peek().and_then(|c| c.to_digit(10)) {
-                    run = run * 10 + d2 as usize;
+                    run = run.saturating_mul(10).saturating_add(d2 as usize);
                     chars.next();
                 }
                 if run == 0 {
                     return Err(SfenError::BadBoardChar { ch, rank });
                 }
-                placed += run;
+                placed = placed.saturating_add(run);
                 file = file.saturating_sub(run);
                 if placed > g.files as usize {
                     return Err(too_long(placed));

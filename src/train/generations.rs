@@ -106,7 +106,11 @@ fn state_path(dir: &Path) -> PathBuf {
 }
 
 fn read_state(dir: &Path) -> Result<Option<(usize, PathBuf)>, LoopError> {
-    let Ok(text) = std::fs::read_to_string(state_path(dir)) else { return Ok(None) };
+    let path = state_path(dir);
+    let read = crate::atomic_file::read_if_present(&path);
+    let Some(text) = read.map_err(|source| LoopError::Read { path: path.display().to_string(), source })? else {
+        return Ok(None);
+    };
     let mut generation = None;
     let mut best = None;
     for line in text.lines() {
@@ -141,7 +145,7 @@ fn load(variant: Variant, path: &Path, device: DeviceChoice, batch: usize) -> Re
 pub fn run(config: &LoopConfig, report: &mut dyn FnMut(&str)) -> Result<Vec<GenerationLog>, LoopError> {
     let dir = &config.dir;
     let (mut done, mut best) = start_or_resume(config, report)?;
-    let mut logs = read_log(dir);
+    let mut logs = read_log(dir)?;
     if !logs.is_empty() {
         // Redraws the plot (not the log, which stays as read), so a
         // finished run's plot can be redrawn.
@@ -307,29 +311,40 @@ fn cpu_seconds() -> Option<f64> {
     None
 }
 
-fn read_log(dir: &Path) -> Vec<GenerationLog> {
-    let Ok(text) = std::fs::read_to_string(dir.join("log.csv")) else { return Vec::new() };
+/// The run's `log.csv`, row by row; a row that does not parse is an error
+/// (the log is rewritten after each generation, and would lose it).
+fn read_log(dir: &Path) -> Result<Vec<GenerationLog>, LoopError> {
+    let path = dir.join("log.csv");
+    let read = crate::atomic_file::read_if_present(&path);
+    let Some(text) = read.map_err(|source| LoopError::Read { path: path.display().to_string(), source })? else {
+        return Ok(Vec::new());
+    };
     text.lines()
         .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            Some(GenerationLog {
-                generation: f.first()?.parse().ok()?,
-                games: f.get(1)?.parse().ok()?,
-                positions: f.get(2)?.parse().ok()?,
-                policy_loss: f.get(3)?.parse().ok()?,
-                value_loss: f.get(4)?.parse().ok()?,
-                score: f.get(5)?.parse().ok()?,
-                elo: f.get(6)?.parse().ok()?,
-                accepted: f.get(7)? == &"true",
-                seconds: f.get(8)?.parse().ok()?,
-                // Logs written before the column have wall seconds only.
-                cpu_seconds: f.get(9).and_then(|c| c.parse().ok()).or_else(|| f.get(8)?.parse().ok())?,
-                // Empty (or absent, in older logs) where not measured.
-                cpu_phases: read_phases(f.get(10..).unwrap_or_default()),
-            })
+        .map(|l| {
+            let bad = || LoopError::State { path: path.display().to_string(), what: format!("bad log row '{l}'") };
+            parse_log_row(l).ok_or_else(bad)
         })
         .collect()
+}
+
+fn parse_log_row(l: &str) -> Option<GenerationLog> {
+    let f: Vec<&str> = l.split(',').collect();
+    Some(GenerationLog {
+        generation: f.first()?.parse().ok()?,
+        games: f.get(1)?.parse().ok()?,
+        positions: f.get(2)?.parse().ok()?,
+        policy_loss: f.get(3)?.parse().ok()?,
+        value_loss: f.get(4)?.parse().ok()?,
+        score: f.get(5)?.parse().ok()?,
+        elo: f.get(6)?.parse().ok()?,
+        accepted: f.get(7)? == &"true",
+        seconds: f.get(8)?.parse().ok()?,
+        // Logs written before the column have wall seconds only.
+        cpu_seconds: f.get(9).and_then(|c| c.parse().ok()).or_else(|| f.get(8)?.parse().ok())?,
+        // Empty (or absent, in older logs) where not measured.
+        cpu_phases: read_phases(f.get(10..).unwrap_or_default()),
+    })
 }
 
 /// The CPU phase columns of a log line: three numbers, else `None`.

@@ -335,7 +335,10 @@ impl Targets {
         } else if self.teacher.policy_temperature <= 0.0 {
             Some(vec![(t.moves[0].0, 1.0)])
         } else {
-            let best = score_cp(t.moves[0].1);
+            // Relative to the highest line (not always the first: each
+            // rank keeps the teacher's last line, maybe of another depth),
+            // so no exponent overflows.
+            let best = t.moves.iter().map(|&(_, sc)| score_cp(sc)).fold(f64::MIN, f64::max);
             let e: Vec<f64> = t
                 .moves
                 .iter()
@@ -512,7 +515,11 @@ fn write_checkpoint(
 }
 
 fn read_checkpoint(dir: &Path, variant: Variant, device: &Device) -> Result<Option<Checkpoint>, TrainError> {
-    let Ok(state) = std::fs::read_to_string(dir.join("state")) else { return Ok(None) };
+    let path = dir.join("state");
+    let read = crate::atomic_file::read_if_present(&path);
+    let Some(state) = read.map_err(|source| TrainError::Read { path: path.display().to_string(), source })? else {
+        return Ok(None);
+    };
     let bad = |what: &str| TrainError::Checkpoint { dir: dir.display().to_string(), what: what.to_string() };
     let mut step = None;
     let mut rng = None;
@@ -639,6 +646,27 @@ mod tests {
         // A fast search trains the value only.
         let fast = Sample { full_search: false, ..s };
         assert!(targets(0.0).of(&fast).1.is_none());
+    }
+
+    #[test]
+    fn a_later_teacher_line_scoring_above_the_first_gives_a_finite_policy() {
+        // Each rank keeps the teacher's last line, maybe of another depth:
+        // here the second scores a mate against the first's 50 cp.
+        let s = sample(None);
+        let moves = s.position.legal_moves();
+        let label = crate::selfplay::TeacherLabel {
+            score: crate::mcts::Score::Cp(50),
+            moves: vec![(moves[0], crate::mcts::Score::Cp(50)), (moves[1], crate::mcts::Score::Mate(3))],
+        };
+        let t = Targets {
+            teacher: TeacherTargets { policy_temperature: 100.0, ..TeacherTargets::default() },
+            scale: 600.0,
+            search_value_weight: 0.0,
+        };
+        let (value, policy) = t.of(&Sample { teacher: Some(label), ..s });
+        assert!(value.is_finite());
+        let p: Vec<f32> = policy.unwrap().iter().map(|p| p.1).collect();
+        assert!(p[0] < 1e-6 && (p[1] - 1.0).abs() < 1e-6, "{p:?}");
     }
 
     #[test]
