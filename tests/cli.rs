@@ -116,6 +116,83 @@ fn bad_input_fails_cleanly_with_a_message() {
 }
 
 #[test]
+fn an_unreadable_or_damaged_loop_state_is_an_error_not_a_fresh_start() {
+    let dir = fresh_dir("loop-state");
+    let run = |d: &std::path::Path| {
+        pantheon(&["loop", "--variant", "minishogi", "--generations", "1", "--dir", d.to_str().unwrap()])
+    };
+    // A state that cannot be read (here a directory) is not "no state".
+    let unreadable = dir.join("unreadable");
+    std::fs::create_dir_all(unreadable.join("state")).unwrap();
+    let o = run(&unreadable);
+    assert!(!o.status.success() && stderr(&o).contains("cannot read"), "{}", stderr(&o));
+    assert!(!unreadable.join("nets/gen0.pnet").exists(), "the run started afresh");
+    // A log row that does not parse stops the run before it rewrites the log.
+    let damaged = dir.join("damaged");
+    std::fs::create_dir_all(damaged.join("nets")).unwrap();
+    std::fs::write(damaged.join("state"), "generation 1\nbest nets/gen1.pnet\n").unwrap();
+    let log = "generation,games\n1,x\n";
+    std::fs::write(damaged.join("log.csv"), log).unwrap();
+    let o = run(&damaged);
+    assert!(!o.status.success() && stderr(&o).contains("bad log row '1,x'"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(damaged.join("log.csv")).unwrap(), log);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn match_openings_must_leave_the_players_a_move() {
+    let o = pantheon(&[
+        "match",
+        "--variant",
+        "minishogi",
+        "--a",
+        "random",
+        "--b",
+        "random",
+        "--games",
+        "2",
+        "--opening-plies",
+        "61",
+    ]);
+    assert!(!o.status.success() && stderr(&o).contains("--opening-plies must be 0 to 60"), "{}", stderr(&o));
+    let o = pantheon(&[
+        "match",
+        "--variant",
+        "minishogi",
+        "--a",
+        "random",
+        "--b",
+        "random",
+        "--games",
+        "2",
+        "--opening-plies",
+        "8",
+        "--max-plies",
+        "8",
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("--max-plies must be more than --opening-plies"),
+        "{}",
+        stderr(&o)
+    );
+    // The longest openings are still found at once.
+    let o = pantheon(&[
+        "match",
+        "--variant",
+        "minishogi",
+        "--a",
+        "random",
+        "--b",
+        "random",
+        "--games",
+        "4",
+        "--opening-plies",
+        "60",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
 fn match_against_baseline_players() {
     // Deterministic: one search thread, fixed playouts, seeded openings
     // and random moves.

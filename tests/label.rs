@@ -302,6 +302,124 @@ fn a_move_our_rules_forbid_is_dropped_and_counted() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A records directory of `n` distinct minishogi positions from random
+/// games, the start position first.
+fn distinct_records(dir: &Path, n: usize) -> PathBuf {
+    let records = dir.join("records");
+    std::fs::create_dir_all(&records).unwrap();
+    let start = Position::startpos(Variant::Minishogi);
+    let mut seen = std::collections::HashSet::new();
+    let mut samples = Vec::new();
+    let mut rng = Rng::new(11);
+    let sample = |position: Position| Sample {
+        position,
+        repetitions: 1,
+        value: 0.0,
+        full_search: false,
+        policy: Vec::new(),
+        teacher: None,
+        search: None,
+    };
+    seen.insert(start.hash());
+    samples.push(sample(start.clone()));
+    while samples.len() < n {
+        let mut game = Game::new(start.clone());
+        while game.outcome().is_none() && game.moves().len() < 40 && samples.len() < n {
+            let moves = game.legal_moves();
+            game.play(moves[rng.below(moves.len())]);
+            if seen.insert(game.position().hash()) {
+                samples.push(sample(game.position().clone()));
+            }
+        }
+    }
+    Shard { variant: Variant::Minishogi, model_id: "t".into(), samples }.write(&records, "random").unwrap();
+    records
+}
+
+#[cfg(unix)]
+#[test]
+fn a_unit_the_teacher_keeps_crashing_on_is_skipped_and_the_run_goes_on() {
+    let dir = temp_dir("poison");
+    // Two chunks; the fake teacher dies, with two lines of last words, on
+    // the start position, which is in the first.
+    let records = distinct_records(&dir, pantheon::selfplay::label::CHUNK + 10);
+    let start = pantheon::notation::to_sfen(&Position::startpos(Variant::Minishogi));
+    let poisoned = FAKE_TEACHER.replace(
+        "    isready)",
+        &format!("    \"position sfen {start}\") echo oops >&2; echo 'second line' >&2; exit 3 ;;\n    isready)"),
+    );
+    let teacher = write_script(&dir, "poisoned.sh", &poisoned);
+    let out = dir.join("labels");
+    let args = |go: &str| {
+        strings(&["--variant", "minishogi", "--teacher", &teacher, "--teacher-go", go, "--out", out.to_str().unwrap()])
+            .into_iter()
+            .chain(strings(&["--positions", records.to_str().unwrap()]))
+            .collect::<Vec<_>>()
+    };
+    // The run goes on past the first chunk, but ends in an error: it is
+    // not complete.
+    let run = label(&args("depth 3"));
+    assert!(!run.status.success());
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(stdout.contains("5 teacher restarts, 1 units skipped"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("teacher-chunk-0000000 skipped after 5 teacher failures"), "{stderr}");
+    assert!(stderr.contains("1 units skipped after 5 teacher failures each; rerun"), "{stderr}");
+    assert!(stderr.contains("its last error output: oops | second line"), "{stderr}");
+    assert_eq!(shards_in(&out), vec!["teacher-chunk-0000001.shard"]);
+    // Another search for the same directory is refused: its units would
+    // mix with these.
+    let other = label(&args("depth 4"));
+    assert!(!other.status.success());
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert!(stderr.contains("holds units of another labelling run"), "{stderr}");
+    // So are positions that changed since: the chunks would be others.
+    std::fs::remove_file(records.join("random.shard")).unwrap();
+    distinct_records(&dir, 100);
+    let changed = label(&args("depth 3"));
+    assert!(!changed.status.success());
+    let stderr = String::from_utf8_lossy(&changed.stderr);
+    assert!(stderr.contains("holds units of another labelling run"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn go_limits_that_never_give_a_move_are_refused() {
+    for go in ["mate 5", "nodes 0", "depth 0", "movetime 0", "byoyomi 0", "depth 3 nodes 0"] {
+        assert!(EngineSpec::check_go(go).is_err(), "{go}");
+    }
+    for go in ["depth 1", "nodes 1", "movetime 5", "btime 0 wtime 0 byoyomi 100", "btime 6000 wtime 6000 binc 0 winc 0"]
+    {
+        assert!(EngineSpec::check_go(go).is_ok(), "{go}");
+    }
+    let err = EngineSpec::check_go("mate 5").unwrap_err().to_string();
+    assert!(err.contains("'mate' asks for a mate search"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_crashing_engine_loses_and_its_results_file_still_resumes() {
+    let dir = temp_dir("crash-results");
+    let crashing =
+        FAKE_TEACHER.replace("go*) ", "go*) echo 'thread panicked' >&2; echo 'note: backtrace' >&2; exit 101; ");
+    let engine = format!("usi:{}", write_script(&dir, "crashing.sh", &crashing));
+    let results = dir.join("games.results");
+    let run = || {
+        let args = ["match", "--variant", "minishogi", "--a", &engine, "--b", "random", "--games", "2"];
+        pantheon(&[&args[..], &["--results", results.to_str().unwrap()]].concat())
+    };
+    let first = run();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    assert!(stdout.contains("thread panicked | note: backtrace"), "{stdout}");
+    // A header and one line per game.
+    assert_eq!(std::fs::read_to_string(&results).unwrap().lines().count(), 3);
+    let again = run();
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("2 games played before, 0 to play"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_bad_teacher_gets_a_clear_error() {
     let dir = temp_dir("bad");
@@ -324,9 +442,14 @@ fn a_bad_teacher_gets_a_clear_error() {
     assert!(option.contains("has no option 'NoSuchOption'"), "{option}");
     let go = run(BIN, &["--teacher-go", "depth"]);
     assert!(go.contains("not KEY N pairs"), "{go}");
-    // A silent engine times out instead of hanging.
+    // A silent engine times out instead of hanging, and so does one that
+    // talks without end but never answers.
     #[cfg(unix)]
     {
+        let chatty = FAKE_TEACHER.replace("go*) ", "go*) while true; do echo 'info string thinking'; done; ");
+        let chatty = write_script(&dir, "chatty.sh", &chatty);
+        let hung = run(&chatty, &["--teacher-timeout", "0.2"]);
+        assert!(hung.contains("gave no bestmove within 0.2 s"), "{hung}");
         let silent = write_script(&dir, "silent.sh", "#!/bin/sh\nsleep 30\n");
         let hung = run(&silent, &["--teacher-timeout", "0.5"]);
         assert!(hung.contains("gave no usiok within 0.5 s"), "{hung}");

@@ -44,7 +44,7 @@ pub struct MatchCommand {
     /// Search threads of searching players.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     threads: u64,
-    /// Random plies before the players take over.
+    /// Random plies before the players take over (0 to 60).
     #[arg(long, default_value_t = 4)]
     opening_plies: usize,
     /// Games longer than this count as draws.
@@ -164,6 +164,14 @@ impl MatchCommand {
         let root = per_player(&self.root, "--root")?;
         let gumbel = root.map(|r| (r == super::rl::Root::Gumbel).then(crate::mcts::GumbelParams::default));
         anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
+        // Random openings are drawn again until one does not end the game:
+        // a bound keeps that quick, and the players must get a move.
+        anyhow::ensure!(self.opening_plies <= MAX_OPENING_PLIES, "--opening-plies must be 0 to {MAX_OPENING_PLIES}");
+        anyhow::ensure!(
+            self.max_plies > self.opening_plies,
+            "--max-plies must be more than --opening-plies ({})",
+            self.opening_plies
+        );
         let limit = match self.movetime {
             Some(ms) => crate::selfplay::MoveLimit::Time(std::time::Duration::from_millis(ms)),
             None => crate::selfplay::MoveLimit::Nodes(self.nodes),
@@ -174,7 +182,7 @@ impl MatchCommand {
             limit,
             threads: self.threads as usize,
             opening_plies: self.opening_plies,
-            max_plies: self.max_plies.max(1),
+            max_plies: self.max_plies,
             mate_plies,
             policy_temperature,
             gumbel,
@@ -263,10 +271,12 @@ impl GameWriter {
         })
     }
 
-    /// Prints the game's line, then writes it where asked.
+    /// Prints the game's line, then writes it where asked (on one line:
+    /// the results file is read back line by line).
     fn game(&mut self, g: &crate::selfplay::MatchGame<'_>) {
         let plies = g.game.moves().len();
-        let summary = format!("A ({}) scores {}: {}, {plies} plies", g.a_color, g.score, g.ending);
+        let ending = g.ending.replace(['\n', '\r'], " ");
+        let summary = format!("A ({}) scores {}: {ending}, {plies} plies", g.a_color, g.score);
         let line = format!("game {}: {summary}", g.index + 1);
         println!("{line}");
         if self.error.is_none() {
@@ -312,6 +322,9 @@ struct ResultsFile {
     path: std::path::PathBuf,
     file: std::fs::File,
 }
+
+/// The most random plies an opening may have.
+const MAX_OPENING_PLIES: usize = 60;
 
 const RESULTS_HEADER: &str = "# pantheon match results: ";
 

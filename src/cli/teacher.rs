@@ -118,6 +118,13 @@ impl LabelArgs {
             "--sample-temperature must be above 0"
         );
         anyhow::ensure!(self.sample_margin >= 0, "--sample-margin must be 0 or more");
+        anyhow::ensure!(self.max_plies >= 1, "--max-plies must be at least 1");
+        anyhow::ensure!(
+            self.opening_plies <= self.max_plies && self.sample_plies <= self.max_plies,
+            "--opening-plies and --sample-plies must be at most --max-plies ({})",
+            self.max_plies
+        );
+        anyhow::ensure!(self.max_plies <= 100_000, "--max-plies must be at most 100000");
         let teacher = engine_spec(&self.teacher, &self.teacher_options, &self.teacher_go, self.teacher_timeout)?;
         let source = match (self.games, &self.positions) {
             (Some(n), _) => LabelSource::Games(n as usize),
@@ -135,7 +142,7 @@ impl LabelArgs {
             sample_plies: self.sample_plies,
             sample_temperature: self.sample_temperature,
             sample_margin: self.sample_margin,
-            max_plies: self.max_plies.max(1),
+            max_plies: self.max_plies,
             seed: self.seed,
         };
         let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -168,6 +175,13 @@ impl LabelArgs {
                 None => println!("no centipawn scores with results to fit the score -> value scale on"),
             }
         }
+        // The shards written are kept, but the run is not complete.
+        anyhow::ensure!(
+            report.skipped == 0,
+            "{} units skipped after {} teacher failures each; rerun the same command to try them again",
+            report.skipped,
+            crate::selfplay::label::MAX_RESTARTS
+        );
         Ok(())
     }
 }

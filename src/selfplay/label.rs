@@ -76,6 +76,9 @@ pub struct LabelReport {
     pub reasked: usize,
     /// Teacher processes restarted after a crash or hang.
     pub restarts: usize,
+    /// Units given up after [`MAX_RESTARTS`] failures of the teacher on
+    /// them (no shard written: a rerun tries them again).
+    pub skipped: usize,
     /// Results of the teacher's games: sente wins, gote wins, draws.
     pub results: [usize; 3],
     pub seconds: f64,
@@ -102,6 +105,9 @@ impl std::fmt::Display for LabelReport {
             self.reasked,
             self.restarts
         )?;
+        if self.skipped > 0 {
+            write!(f, ", {} units skipped (rerun the same command to try them again)", self.skipped)?;
+        }
         if self.results.iter().sum::<usize>() > 0 {
             let [s, g, d] = self.results;
             write!(f, "; games: sente +{s}, gote +{g}, draws {d}")?;
@@ -125,8 +131,10 @@ pub enum LabelError {
 
 /// Positions per unit when labelling records.
 pub const CHUNK: usize = 256;
-/// Failures of the teacher in a row, in one job, that end the run.
-const MAX_RESTARTS: usize = 5;
+/// Failures of the teacher on one unit that make a job give the unit up.
+/// A job that gives up two units in a row ends the run: the teacher
+/// fails everywhere, not on one position.
+pub const MAX_RESTARTS: usize = 5;
 
 /// Runs the labelling; `progress` sees the report after every unit.
 pub fn label(config: &LabelConfig, progress: &(dyn Fn(&LabelReport) + Sync)) -> Result<LabelReport, LabelError> {
@@ -144,7 +152,9 @@ pub fn label(config: &LabelConfig, progress: &(dyn Fn(&LabelReport) + Sync)) -> 
         ..LabelReport::default()
     };
     // The first teacher starts here, so a bad command fails at once.
-    let first = Mutex::new(Some(start_teacher(config)?));
+    let first = start_teacher(config)?;
+    check_settings(config, &units, &first.name)?;
+    let first = Mutex::new(Some(first));
     let jobs = Jobs {
         config,
         units,
@@ -190,14 +200,25 @@ struct Jobs<'a> {
 
 impl Jobs<'_> {
     /// One job: units from the shared list until none is left or a job
-    /// has failed.
+    /// has failed. A unit the teacher keeps failing on (a position that
+    /// crashes or hangs it) is skipped, unless the job's unit before it
+    /// was skipped too.
     fn job(&self, mut teacher: Option<UsiEngine>) {
+        let mut skipped_last = false;
         while self.failure.lock().is_none() {
             let k = self.next.fetch_add(1, Ordering::Relaxed);
             let Some(&unit) = self.todo.get(k) else { return };
-            if let Err(e) = self.unit(unit, &mut teacher) {
-                *self.failure.lock() = Some(e);
-                return;
+            match self.unit(unit, &mut teacher) {
+                Ok(()) => skipped_last = false,
+                Err(LabelError::Engine(e)) if !skipped_last => {
+                    skipped_last = true;
+                    self.report.lock().skipped += 1;
+                    eprintln!("warning: {} skipped after {MAX_RESTARTS} teacher failures: {e}", self.units.name(unit));
+                }
+                Err(e) => {
+                    *self.failure.lock() = Some(e);
+                    return;
+                }
             }
         }
     }
@@ -236,6 +257,56 @@ impl Jobs<'_> {
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+/// Resuming goes by the shards' file names, so the settings that decide
+/// what a unit holds are kept beside them (`label-settings-SEED` for
+/// teacher games, `label-settings-chunks` for positions, with a digest of
+/// the positions in chunk order): a rerun with other settings, another
+/// teacher (by its `id name`), or positions that changed since, is refused
+/// instead of mixing two runs.
+fn check_settings(config: &LabelConfig, units: &Units, teacher: &str) -> Result<(), LabelError> {
+    let t = &config.teacher;
+    let mut text = format!(
+        "variant={} teacher={teacher:?} teacher-option={:?} teacher-go={:?} multipv={}",
+        config.variant.name(),
+        t.options,
+        t.go,
+        config.multipv
+    );
+    let name = match units {
+        Units::Games { seed, .. } => {
+            text += &format!(
+                " opening-plies={} sample-plies={} sample-temperature={} sample-margin={} max-plies={} seed={seed}",
+                config.opening_plies,
+                config.sample_plies,
+                config.sample_temperature,
+                config.sample_margin,
+                config.max_plies
+            );
+            format!("label-settings-{seed:x}")
+        }
+        Units::Chunks(chunks) => {
+            let mut digest = Rng::new(chunks.len() as u64).next_u64();
+            for s in chunks.iter().flatten() {
+                digest = Rng::new(digest ^ s.position.hash() ^ s.repetitions as u64).next_u64();
+            }
+            text += &format!(" positions={} digest={digest:016x}", chunks.iter().map(Vec::len).sum::<usize>());
+            "label-settings-chunks".to_string()
+        }
+    };
+    let text = text + "\n";
+    let path = config.out.join(name);
+    let io = |e: std::io::Error| LabelError::Io(format!("{}: {e}", path.display()));
+    match crate::atomic_file::read_if_present(&path).map_err(io)? {
+        Some(old) if old != text => Err(LabelError::Config(format!(
+            "{} holds units of another labelling run ({}); label into another --out, or repeat that run's command",
+            config.out.display(),
+            old.trim()
+        ))),
+        Some(_) => Ok(()),
+        None => crate::atomic_file::write(&path, text.as_bytes()).map_err(io),
     }
 }
 
@@ -463,7 +534,9 @@ fn teacher_game(
 /// A move drawn from the lines within the margin, by softmax of their
 /// scores.
 fn draw(label: &TeacherLabel, config: &LabelConfig, rng: &mut Rng) -> Move {
-    let best = score_cp(label.score);
+    // The best line is the highest, which need not be the first (each rank
+    // keeps the teacher's last line, maybe of another depth).
+    let best = label.moves.iter().map(|&(_, s)| score_cp(s)).fold(score_cp(label.score), f64::max);
     let t = config.sample_temperature.max(1e-6);
     let weights: Vec<f64> = label
         .moves

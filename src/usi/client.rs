@@ -11,7 +11,12 @@ use crossbeam::channel::{Receiver, RecvTimeoutError, unbounded};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// The longest line read from an engine, in bytes; the rest of a longer
+/// line is skipped.
+const MAX_LINE: u64 = 1 << 16;
 
 /// How to start and drive an external engine.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,18 +60,28 @@ impl EngineSpec {
     }
 
     /// Checks the `go` arguments: one or more `KEY N` pairs of the limits
-    /// USI defines (`depth`, `nodes`, `movetime`, `byoyomi`, ...).
+    /// USI defines for a search that ends in `bestmove` (`depth`, `nodes`,
+    /// `movetime`, `byoyomi`, the clocks). `mate` is refused (its answer
+    /// is `checkmate`, never a move), and so is 0 for `depth`, `nodes`,
+    /// `movetime` and `byoyomi`: engines of the Stockfish family read it
+    /// as "no limit" and never answer, and a 0 ms move time loses every
+    /// move on time.
     pub fn check_go(go: &str) -> Result<(), EngineError> {
         let words: Vec<&str> = go.split_whitespace().collect();
-        let bad =
-            || EngineError::BadSpec(format!("go limits '{go}' are not KEY N pairs (e.g. 'depth 8', 'nodes 1000')"));
+        let bad = |why: &str| EngineError::BadSpec(format!("go limits '{go}': {why}"));
         if words.is_empty() || !words.len().is_multiple_of(2) {
-            return Err(bad());
+            return Err(bad("not KEY N pairs (e.g. 'depth 8', 'nodes 1000')"));
         }
         for pair in words.chunks(2) {
-            let known = ["depth", "nodes", "movetime", "byoyomi", "btime", "wtime", "binc", "winc", "mate"];
-            if !known.contains(&pair[0]) || pair[1].parse::<u64>().is_err() {
-                return Err(bad());
+            let known = ["depth", "nodes", "movetime", "byoyomi", "btime", "wtime", "binc", "winc"];
+            if pair[0] == "mate" {
+                return Err(bad("'mate' asks for a mate search, whose answer is not a move"));
+            }
+            let Some(n) = known.contains(&pair[0]).then(|| pair[1].parse::<u64>().ok()).flatten() else {
+                return Err(bad("not KEY N pairs (e.g. 'depth 8', 'nodes 1000')"));
+            };
+            if n == 0 && ["depth", "nodes", "movetime", "byoyomi"].contains(&pair[0]) {
+                return Err(bad(&format!("{} must be at least 1", pair[0])));
             }
         }
         Ok(())
@@ -90,8 +105,11 @@ pub enum EngineError {
     Write { program: String, reason: String },
 }
 
+/// The engine's last error output on one line (a results file or a log
+/// keeps one line per game), its lines joined by " | ".
 fn tail(stderr: &str) -> String {
-    if stderr.trim().is_empty() { String::new() } else { format!("; its last error output: {}", stderr.trim()) }
+    let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    if lines.is_empty() { String::new() } else { format!("; its last error output: {}", lines.join(" | ")) }
 }
 
 /// One line of the engine's last `info ... multipv k score ... pv ...`.
@@ -126,6 +144,8 @@ pub struct UsiEngine {
     stdin: ChildStdin,
     lines: Receiver<String>,
     stderr: Arc<parking_lot::Mutex<String>>,
+    /// Set when the engine's error output has ended.
+    stderr_closed: Arc<AtomicBool>,
     /// The name from `id name`, else the program.
     pub name: String,
 }
@@ -155,9 +175,18 @@ impl UsiEngine {
         let (tx, rx) = unbounded();
         std::thread::spawn(move || {
             // Bytes, not text: one bad byte must not end the conversation.
+            // A line longer than MAX_LINE is cut there and its rest skipped.
             let mut reader = BufReader::new(stdout);
             let mut buf = Vec::new();
-            while matches!(reader.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
+            while matches!((&mut reader).take(MAX_LINE).read_until(b'\n', &mut buf), Ok(n) if n > 0) {
+                if buf.last() != Some(&b'\n') {
+                    let mut rest = Vec::new();
+                    while matches!((&mut reader).take(MAX_LINE).read_until(b'\n', &mut rest), Ok(n) if n > 0)
+                        && rest.last() != Some(&b'\n')
+                    {
+                        rest.clear();
+                    }
+                }
                 let line = String::from_utf8_lossy(&buf).trim_end().to_string();
                 buf.clear();
                 if tx.send(line).is_err() {
@@ -166,7 +195,8 @@ impl UsiEngine {
             }
         });
         let stderr = Arc::new(parking_lot::Mutex::new(String::new()));
-        let sink = Arc::clone(&stderr);
+        let stderr_closed = Arc::new(AtomicBool::new(false));
+        let (sink, closed) = (Arc::clone(&stderr), Arc::clone(&stderr_closed));
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             let mut pipe = stderr_pipe;
@@ -183,8 +213,10 @@ impl UsiEngine {
                     s.drain(..cut);
                 }
             }
+            closed.store(true, Ordering::Release);
         });
-        let mut engine = UsiEngine { spec: spec.clone(), child, stdin, lines: rx, stderr, name: program.clone() };
+        let mut engine =
+            UsiEngine { spec: spec.clone(), child, stdin, lines: rx, stderr, stderr_closed, name: program.clone() };
         engine.send("usi")?;
         let mut options = Vec::new();
         engine.wait_for("usiok", |line, e| {
@@ -259,11 +291,11 @@ impl UsiEngine {
             .filter_map(|p| p[1].parse::<u64>().ok())
             .max()
             .unwrap_or(0);
-        let deadline = self.spec.timeout + Duration::from_millis(extra);
+        let within = self.spec.timeout + Duration::from_millis(extra);
         let mut lines: Vec<PvLine> = Vec::new();
         let mut nodes = 0;
         let mut best = String::new();
-        self.wait_until("bestmove", deadline, |line| {
+        self.wait_until("bestmove", within, |line| {
             if let Some(rest) = line.strip_prefix("bestmove") {
                 best = rest.split_whitespace().next().unwrap_or("").to_string();
                 return true;
@@ -295,8 +327,7 @@ impl UsiEngine {
         let deadline = Instant::now() + Duration::from_millis(200);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
-                std::thread::sleep(Duration::from_millis(20));
-                let stderr = self.stderr.lock().clone();
+                let stderr = self.last_words();
                 let waiting_for = format!("it to read '{}'", line.split_whitespace().next().unwrap_or(line));
                 return Err(EngineError::Died { program, waiting_for, stderr });
             }
@@ -305,10 +336,22 @@ impl UsiEngine {
         Err(EngineError::Write { program, reason: e.to_string() })
     }
 
+    /// The ended engine's last error output: what the stderr reader has
+    /// once the pipe closes, or after 500 ms (a process the engine started
+    /// may hold the pipe open).
+    fn last_words(&self) -> String {
+        let deadline = Instant::now() + Duration::from_millis(500);
+        while !self.stderr_closed.load(Ordering::Acquire) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        self.stderr.lock().clone()
+    }
+
     fn wait_for(&mut self, what: &str, mut done: impl FnMut(&str, &mut Self) -> bool) -> Result<(), EngineError> {
-        let deadline = Instant::now() + self.spec.timeout;
+        let within = self.spec.timeout;
+        let deadline = Instant::now() + within;
         loop {
-            let line = self.next_line(what, deadline)?;
+            let line = self.next_line(what, deadline, within)?;
             if done(&line, self) {
                 return Ok(());
             }
@@ -323,28 +366,33 @@ impl UsiEngine {
     ) -> Result<(), EngineError> {
         let deadline = Instant::now() + within;
         loop {
-            let line = self.next_line(what, deadline)?;
+            let line = self.next_line(what, deadline, within)?;
             if done(&line) {
                 return Ok(());
             }
         }
     }
 
-    fn next_line(&mut self, what: &str, deadline: Instant) -> Result<String, EngineError> {
+    /// The engine's next line, until `deadline` (`within` after the wait
+    /// began). The deadline is checked before each line, so an engine
+    /// that prints without end still times out.
+    fn next_line(&mut self, what: &str, deadline: Instant, within: Duration) -> Result<String, EngineError> {
         let program = self.spec.command[0].clone();
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match self.lines.recv_timeout(wait) {
+        let timeout = || EngineError::Timeout {
+            program: program.clone(),
+            waiting_for: what.to_string(),
+            seconds: within.as_secs_f64(),
+        };
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(timeout());
+        }
+        match self.lines.recv_timeout(deadline - now) {
             Ok(line) => Ok(line),
-            Err(RecvTimeoutError::Timeout) => Err(EngineError::Timeout {
-                program,
-                waiting_for: what.to_string(),
-                seconds: self.spec.timeout.as_secs_f64(),
-            }),
+            Err(RecvTimeoutError::Timeout) => Err(timeout()),
             Err(RecvTimeoutError::Disconnected) => {
-                // Give the stderr reader a moment to collect the last words.
                 let _ = self.child.wait();
-                std::thread::sleep(Duration::from_millis(20));
-                let stderr = self.stderr.lock().clone();
+                let stderr = self.last_words();
                 Err(EngineError::Died { program, waiting_for: what.to_string(), stderr })
             }
         }
