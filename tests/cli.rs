@@ -192,6 +192,28 @@ fn match_openings_must_leave_the_players_a_move() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn a_match_stops_at_the_first_game_it_cannot_write() {
+    // /dev/full takes the file open and fails every write.
+    let o = pantheon(&[
+        "match",
+        "--variant",
+        "minishogi",
+        "--a",
+        "random",
+        "--b",
+        "random",
+        "--games",
+        "6",
+        "--record",
+        "/dev/full",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("/dev/full"), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().filter(|l| l.starts_with("game ")).count(), 1, "{}", stdout(&o));
+}
+
 #[test]
 fn match_against_baseline_players() {
     // Deterministic: one search thread, fixed playouts, seeded openings

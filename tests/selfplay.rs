@@ -354,7 +354,9 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         gumbel: [Some(pantheon::mcts::GumbelParams::default()), None],
         seed: 3,
     };
-    let result = play_match(&mc, Player::Search(load(&next)), Player::Search(Arc::new(UniformEvaluator)), &mut |_| {});
+    let result = play_match(&mc, Player::Search(load(&next)), Player::Search(Arc::new(UniformEvaluator)), &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    });
     assert_eq!(result.games(), 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -272,20 +272,20 @@ impl GameWriter {
     }
 
     /// Prints the game's line, then writes it where asked (on one line:
-    /// the results file is read back line by line).
-    fn game(&mut self, g: &crate::selfplay::MatchGame<'_>) {
+    /// the results file is read back line by line). A failed write stops
+    /// the match: games played on would not be kept.
+    fn game(&mut self, g: &crate::selfplay::MatchGame<'_>) -> std::ops::ControlFlow<()> {
         let plies = g.game.moves().len();
         let ending = g.ending.replace(['\n', '\r'], " ");
         let summary = format!("A ({}) scores {}: {ending}, {plies} plies", g.a_color, g.score);
         let line = format!("game {}: {summary}", g.index + 1);
         println!("{line}");
-        if self.error.is_none() {
-            self.error = self
-                .write_shard(g)
-                .and_then(|()| self.write_record(g, &summary))
-                .and_then(|()| self.results.as_mut().map_or(Ok(()), |r| r.append(&line)))
-                .err();
-        }
+        self.error = self
+            .write_shard(g)
+            .and_then(|()| self.write_record(g, &summary))
+            .and_then(|()| self.results.as_mut().map_or(Ok(()), |r| r.append(&line)))
+            .err();
+        if self.error.is_some() { std::ops::ControlFlow::Break(()) } else { std::ops::ControlFlow::Continue(()) }
     }
 
     fn write_shard(&self, g: &crate::selfplay::MatchGame<'_>) -> Result<()> {

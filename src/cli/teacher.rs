@@ -45,7 +45,7 @@ pub fn split_command(text: &str) -> Result<Vec<String>> {
 pub fn engine_spec(command: &str, options: &[String], go: &str, timeout: f64) -> Result<EngineSpec> {
     anyhow::ensure!(
         timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0,
-        "the engine timeout must be 0 to 86400 s"
+        "the engine timeout must be above 0 and at most 86400 s"
     );
     let options = options.iter().map(|o| EngineSpec::parse_option(o)).collect::<Result<Vec<_>, _>>()?;
     EngineSpec::check_go(go)?;

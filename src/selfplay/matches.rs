@@ -8,6 +8,7 @@ use crate::notation::UsiMove;
 use crate::rules::{Color, Game, Move, Position, Variant};
 use crate::usi::client::{EngineSpec, UsiEngine};
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -329,14 +330,20 @@ impl MatchGame<'_> {
     }
 }
 
-/// Plays the match; `on_game` gets each finished game.
-pub fn play_match(config: &MatchConfig, a: Player, b: Player, on_game: &mut dyn FnMut(&MatchGame<'_>)) -> MatchResult {
+/// Plays the match; `on_game` gets each finished game, and stops the match
+/// by returning `Break` (the result then counts the games played).
+pub fn play_match(
+    config: &MatchConfig,
+    a: Player,
+    b: Player,
+    on_game: &mut dyn FnMut(&MatchGame<'_>) -> ControlFlow<()>,
+) -> MatchResult {
     continue_match(config, a, b, &BTreeMap::new(), on_game)
 }
 
 /// Plays the games of the match that `done` (A's score by game index)
 /// does not hold, counting those it holds as given; `on_game` gets each
-/// game played. Every game depends only on the seed and its index (the
+/// game played (and stops the match by returning `Break`). Every game depends only on the seed and its index (the
 /// pair's opening, its own random moves), so a match cut short and
 /// continued this way plays the games an uninterrupted one would.
 pub fn continue_match(
@@ -344,7 +351,7 @@ pub fn continue_match(
     a: Player,
     b: Player,
     done: &BTreeMap<usize, f64>,
-    on_game: &mut dyn FnMut(&MatchGame<'_>),
+    on_game: &mut dyn FnMut(&MatchGame<'_>) -> ControlFlow<()>,
 ) -> MatchResult {
     let seat = |player, i: usize| Seat::new(player, config, i);
     let mut seats = [seat(a, 0), seat(b, 1)];
@@ -357,7 +364,7 @@ pub fn continue_match(
         _ => result.draws += 1,
     };
     let pairs = config.games.div_ceil(2);
-    for pair in 0..pairs {
+    'pairs: for pair in 0..pairs {
         let opening = random_opening(config.variant, config.opening_plies, &mut rng);
         for swap in [false, true] {
             let index = pair * 2 + swap as usize;
@@ -370,7 +377,9 @@ pub fn continue_match(
             let mut move_rng = game_rng(config.seed, index);
             let (game, score, ending) = play_game(config, &opening, &mut seats, a_color, &values, &mut move_rng);
             count(score);
-            on_game(&MatchGame { index, score, a_color, game: &game, ending });
+            if on_game(&MatchGame { index, score, a_color, game: &game, ending }).is_break() {
+                break 'pairs;
+            }
         }
     }
     for (i, seat) in seats.iter_mut().enumerate() {

@@ -233,7 +233,7 @@ fn generation(
         &gate,
         Player::Search(load(config.variant, &candidate, device, 8)?),
         Player::Search(load(config.variant, best, device, 8)?),
-        &mut |_| {},
+        &mut |_| std::ops::ControlFlow::Continue(()),
     );
     let gate_done = cpu_seconds();
     let accepted = result.score() >= config.gate_score;
