@@ -7,7 +7,7 @@
 use crate::mcts::Score;
 use crate::notation::{format_move, to_sfen};
 use crate::rules::{Game, Move};
-use crossbeam::channel::{Receiver, RecvTimeoutError, unbounded};
+use crossbeam::channel::{Receiver, RecvTimeoutError, bounded};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
@@ -172,7 +172,9 @@ impl UsiEngine {
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr_pipe = child.stderr.take().expect("piped stderr");
-        let (tx, rx) = unbounded();
+        // Bounded: an engine that prints faster than its lines are read
+        // waits on its pipe instead of filling memory.
+        let (tx, rx) = bounded(4096);
         std::thread::spawn(move || {
             // Bytes, not text: one bad byte must not end the conversation.
             // A line longer than MAX_LINE is cut there and its rest skipped.
