@@ -141,54 +141,20 @@ fn an_unreadable_or_damaged_loop_state_is_an_error_not_a_fresh_start() {
 
 #[test]
 fn match_openings_must_leave_the_players_a_move() {
-    let o = pantheon(&[
-        "match",
-        "--variant",
-        "minishogi",
-        "--a",
-        "random",
-        "--b",
-        "random",
-        "--games",
-        "2",
-        "--opening-plies",
-        "61",
-    ]);
+    let random_match = |extra: &[&str]| {
+        let args = ["match", "--variant", "minishogi", "--a", "random", "--b", "random", "--games", "2"];
+        pantheon(&[&args[..], extra].concat())
+    };
+    let o = random_match(&["--opening-plies", "61"]);
     assert!(!o.status.success() && stderr(&o).contains("--opening-plies must be 0 to 60"), "{}", stderr(&o));
-    let o = pantheon(&[
-        "match",
-        "--variant",
-        "minishogi",
-        "--a",
-        "random",
-        "--b",
-        "random",
-        "--games",
-        "2",
-        "--opening-plies",
-        "8",
-        "--max-plies",
-        "8",
-    ]);
+    let o = random_match(&["--opening-plies", "8", "--max-plies", "8"]);
     assert!(
         !o.status.success() && stderr(&o).contains("--max-plies must be more than --opening-plies"),
         "{}",
         stderr(&o)
     );
     // The longest openings are still found at once.
-    let o = pantheon(&[
-        "match",
-        "--variant",
-        "minishogi",
-        "--a",
-        "random",
-        "--b",
-        "random",
-        "--games",
-        "4",
-        "--opening-plies",
-        "60",
-    ]);
+    let o = random_match(&["--opening-plies", "60"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 

@@ -262,15 +262,7 @@ fn a_move_our_rules_forbid_is_dropped_and_counted() {
     let records = dir.join("records");
     std::fs::create_dir_all(&records).unwrap();
     let start = Position::startpos(Variant::Minishogi);
-    let sample = Sample {
-        position: start.clone(),
-        repetitions: 1,
-        value: 1.0,
-        full_search: false,
-        policy: Vec::new(),
-        teacher: None,
-        search: None,
-    };
+    let sample = record(start.clone());
     Shard { variant: Variant::Minishogi, model_id: "t".into(), samples: vec![sample.clone(), sample] }
         .write(&records, "one")
         .unwrap();
@@ -302,6 +294,12 @@ fn a_move_our_rules_forbid_is_dropped_and_counted() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A sample as a record holds it before labelling: a position and a won
+/// game's result, nothing else.
+fn record(position: Position) -> Sample {
+    Sample { position, repetitions: 1, value: 1.0, full_search: false, policy: Vec::new(), teacher: None, search: None }
+}
+
 /// A records directory of `n` distinct minishogi positions from random
 /// games, the start position first.
 fn distinct_records(dir: &Path, n: usize) -> PathBuf {
@@ -311,15 +309,7 @@ fn distinct_records(dir: &Path, n: usize) -> PathBuf {
     let mut seen = std::collections::HashSet::new();
     let mut samples = Vec::new();
     let mut rng = Rng::new(11);
-    let sample = |position: Position| Sample {
-        position,
-        repetitions: 1,
-        value: 0.0,
-        full_search: false,
-        policy: Vec::new(),
-        teacher: None,
-        search: None,
-    };
+    let sample = |position| Sample { value: 0.0, ..record(position) };
     seen.insert(start.hash());
     samples.push(sample(start.clone()));
     while samples.len() < n {
