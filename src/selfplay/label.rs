@@ -465,6 +465,13 @@ pub fn score_cp(score: Score) -> f64 {
     }
 }
 
+/// The highest score among the label's lines. It need not be the first
+/// line's: each rank keeps the teacher's last line, maybe of another depth,
+/// so a softmax over the lines takes its exponents relative to this.
+pub fn best_line_cp(label: &TeacherLabel) -> f64 {
+    label.moves.iter().map(|&(_, s)| score_cp(s)).fold(f64::MIN, f64::max)
+}
+
 /// One teacher game, every position labelled; the value targets are the
 /// result.
 fn teacher_game(
@@ -534,9 +541,7 @@ fn teacher_game(
 /// A move drawn from the lines within the margin, by softmax of their
 /// scores.
 fn draw(label: &TeacherLabel, config: &LabelConfig, rng: &mut Rng) -> Move {
-    // The best line is the highest, which need not be the first (each rank
-    // keeps the teacher's last line, maybe of another depth).
-    let best = label.moves.iter().map(|&(_, s)| score_cp(s)).fold(score_cp(label.score), f64::max);
+    let best = best_line_cp(label).max(score_cp(label.score));
     let t = config.sample_temperature.max(1e-6);
     let weights: Vec<f64> = label
         .moves

@@ -343,9 +343,10 @@ pub fn play_match(
 
 /// Plays the games of the match that `done` (A's score by game index)
 /// does not hold, counting those it holds as given; `on_game` gets each
-/// game played (and stops the match by returning `Break`). Every game depends only on the seed and its index (the
-/// pair's opening, its own random moves), so a match cut short and
-/// continued this way plays the games an uninterrupted one would.
+/// game played (and stops the match by returning `Break`). Every game
+/// depends only on the seed and its index (the pair's opening, its own
+/// random moves), so a match cut short and continued this way plays the
+/// games an uninterrupted one would.
 pub fn continue_match(
     config: &MatchConfig,
     a: Player,

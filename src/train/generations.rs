@@ -72,6 +72,12 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), LoopError> {
         .map_err(|source| LoopError::Write { path: path.display().to_string(), source })
 }
 
+/// A file of the run (`state`, `log.csv`): `None` before it is written.
+fn read_file(path: &Path) -> Result<Option<String>, LoopError> {
+    crate::atomic_file::read_if_present(path)
+        .map_err(|source| LoopError::Read { path: path.display().to_string(), source })
+}
+
 /// One finished generation.
 #[derive(Clone, Debug)]
 pub struct GenerationLog {
@@ -106,11 +112,7 @@ fn state_path(dir: &Path) -> PathBuf {
 }
 
 fn read_state(dir: &Path) -> Result<Option<(usize, PathBuf)>, LoopError> {
-    let path = state_path(dir);
-    let read = crate::atomic_file::read_if_present(&path);
-    let Some(text) = read.map_err(|source| LoopError::Read { path: path.display().to_string(), source })? else {
-        return Ok(None);
-    };
+    let Some(text) = read_file(&state_path(dir))? else { return Ok(None) };
     let mut generation = None;
     let mut best = None;
     for line in text.lines() {
@@ -315,10 +317,7 @@ fn cpu_seconds() -> Option<f64> {
 /// (the log is rewritten after each generation, and would lose it).
 fn read_log(dir: &Path) -> Result<Vec<GenerationLog>, LoopError> {
     let path = dir.join("log.csv");
-    let read = crate::atomic_file::read_if_present(&path);
-    let Some(text) = read.map_err(|source| LoopError::Read { path: path.display().to_string(), source })? else {
-        return Ok(Vec::new());
-    };
+    let Some(text) = read_file(&path)? else { return Ok(Vec::new()) };
     text.lines()
         .skip(1)
         .map(|l| {

@@ -3,6 +3,7 @@
 //! AdamW weight decay, atomic checkpoints that resume to the same state,
 //! and loss curves as CSV and SVG charts.
 
+mod checkpoint;
 pub mod generations;
 pub mod material;
 pub mod plot;
