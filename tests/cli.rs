@@ -421,7 +421,8 @@ fn tsume_writes_samples_that_data_reads_and_both_reject_bad_input() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
-        text.contains(": 0 self-play samples (0 with a policy target), ") && text.contains("nothing to relate"),
+        text.contains(": 0 game samples (0 with a search policy target, 0 with a teacher label), ")
+            && text.contains("nothing to relate"),
         "{text}"
     );
     let o = pantheon(&["data", "--variant", "mansindam", "--dir", out]);

@@ -435,8 +435,10 @@ fn tsume_shards_are_written_reproducibly() {
 
 #[test]
 fn data_stats_relate_results_to_material() {
+    use pantheon::mcts::Score;
     use pantheon::mcts::UniformEvaluator;
     use pantheon::notation::parse_position;
+    use pantheon::selfplay::TeacherLabel;
     use pantheon::selfplay::stats::correlation;
     use pantheon::selfplay::{TSUME_MODEL_ID, data_stats};
     let v = Variant::Minishogi;
@@ -452,14 +454,20 @@ fn data_stats_relate_results_to_material() {
     let start = "rbsgk/4p/5/P4/KGSBR b - 1";
     // Gote without its rook (worth 8.0, its mean mobility): +8 for sente, -8 for gote to move.
     let (up, down) = ("1bsgk/4p/5/P4/KGSBR b - 1", "1bsgk/4p/5/P4/KGSBR w - 1");
-    let played = Shard {
+    let mut played = Shard {
         variant: v,
         model_id: "gen1".into(),
         samples: vec![sample(start, 1.0), sample(start, -1.0), sample(up, 1.0), sample(up, 1.0), sample(down, -1.0)],
     };
+    // One sample from a full search, one with a teacher's label (as `pantheon label` writes).
+    let first_move = Game::new(played.samples[0].position.clone()).legal_moves()[0];
+    played.samples[0].full_search = true;
+    played.samples[0].policy = vec![(first_move, 3)];
+    played.samples[1].teacher = Some(TeacherLabel { score: Score::Cp(-40), moves: vec![(first_move, Score::Cp(-40))] });
     let tsume = Shard { variant: v, model_id: TSUME_MODEL_ID.into(), samples: vec![sample(start, 1.0)] };
     let stats = data_stats(&[played.clone(), tsume.clone()], None);
-    assert_eq!((stats.shards, stats.selfplay_samples, stats.tsume_samples), (2, 5, 1));
+    assert_eq!((stats.shards, stats.game_samples, stats.tsume_samples), (2, 5, 1));
+    assert_eq!((stats.policy_targets, stats.teacher_labels), (1, 1));
     assert_eq!((stats.wins, stats.draws, stats.losses), (3, 0, 2));
     let buckets: Vec<(f32, usize, f64)> = stats.buckets.iter().map(|b| (b.low, b.samples, b.mean_result)).collect();
     assert_eq!(buckets, vec![(-8.0, 1, -1.0), (-1.5, 2, 0.0), (8.0, 2, 1.0)]);
@@ -467,7 +475,10 @@ fn data_stats_relate_results_to_material() {
     assert!((stats.corr_material_result.unwrap() - expected).abs() < 1e-9 && expected > 0.7);
     assert!(stats.fit.is_none() && stats.buckets.iter().all(|b| b.mean_value.is_none()));
     let text = stats.to_string();
-    assert!(text.contains("5 self-play samples (0 with a policy target), 1 tsume samples"), "{text}");
+    assert!(
+        text.contains("5 game samples (1 with a search policy target, 1 with a teacher label), 1 tsume samples"),
+        "{text}"
+    );
     assert!(text.contains("win 60.0%, draw or unfinished 0.0%, loss 40.0%") && text.contains("8 .. 15"), "{text}");
 
     // A uniform evaluator values everything 0: the loss is the mean squared result, no correlation.

@@ -1,5 +1,6 @@
 //! What a directory of training records teaches: how many samples of each
-//! kind it holds, their results, and how the result goes with material;
+//! kind it holds (self-play or teacher games, search policies, teacher
+//! labels, tsume), their results, and how the result goes with material;
 //! given an evaluator, also how well its value predicts the results and
 //! how much it follows material.
 //!
@@ -19,7 +20,7 @@ use std::fmt;
 /// between neighbours and above the last).
 pub const MATERIAL_EDGES: [f32; 8] = [-15.0, -8.0, -4.0, -1.5, 1.5, 4.0, 8.0, 15.0];
 
-/// The self-play samples whose material balance is in `[low, high)`.
+/// The game samples whose material balance is in `[low, high)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bucket {
     pub low: f32,
@@ -31,7 +32,7 @@ pub struct Bucket {
     pub mean_value: Option<f64>,
 }
 
-/// How an evaluator's value fits the self-play samples.
+/// How an evaluator's value fits the game samples.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValueFit {
     pub name: String,
@@ -48,10 +49,13 @@ pub struct ValueFit {
 pub struct DataStats {
     pub shards: usize,
     pub tsume_samples: usize,
-    pub selfplay_samples: usize,
-    /// Self-play samples with a policy target from a full search.
+    /// Samples of played games: self-play's or a teacher's (`pantheon label`).
+    pub game_samples: usize,
+    /// Game samples with a policy target from a full search.
     pub policy_targets: usize,
-    /// Self-play results from the side to move's view (`draws` also counts
+    /// Game samples with a teacher engine's label.
+    pub teacher_labels: usize,
+    /// Game results from the side to move's view (`draws` also counts
     /// games cut off unfinished, value 0).
     pub wins: usize,
     pub draws: usize,
@@ -61,15 +65,16 @@ pub struct DataStats {
     pub fit: Option<ValueFit>,
 }
 
-/// The figures of `shards`; with `evaluator`, each self-play position is
-/// evaluated too (in batches of its `max_batch`; no fit without self-play
+/// The figures of `shards`; with `evaluator`, each game sample's position is
+/// evaluated too (in batches of its `max_batch`; no fit without game
 /// samples).
 pub fn data_stats(shards: &[Shard], evaluator: Option<&dyn Evaluator>) -> DataStats {
     let mut stats = DataStats {
         shards: shards.len(),
         tsume_samples: 0,
-        selfplay_samples: 0,
+        game_samples: 0,
         policy_targets: 0,
+        teacher_labels: 0,
         wins: 0,
         draws: 0,
         losses: 0,
@@ -77,7 +82,7 @@ pub fn data_stats(shards: &[Shard], evaluator: Option<&dyn Evaluator>) -> DataSt
         corr_material_result: None,
         fit: None,
     };
-    // (position, repetitions, result, material) of every self-play sample.
+    // (position, repetitions, result, material) of every game sample.
     let mut rows: Vec<(&Position, u8, f64, f64)> = Vec::new();
     for shard in shards {
         if shard.model_id == TSUME_MODEL_ID {
@@ -87,6 +92,7 @@ pub fn data_stats(shards: &[Shard], evaluator: Option<&dyn Evaluator>) -> DataSt
         let values = material_values(shard.variant);
         for s in &shard.samples {
             stats.policy_targets += usize::from(s.full_search && !s.policy.is_empty());
+            stats.teacher_labels += usize::from(s.teacher.is_some());
             match s.value {
                 v if v > 0.0 => stats.wins += 1,
                 v if v < 0.0 => stats.losses += 1,
@@ -96,7 +102,7 @@ pub fn data_stats(shards: &[Shard], evaluator: Option<&dyn Evaluator>) -> DataSt
             rows.push((&s.position, s.repetitions, f64::from(s.value), f64::from(material)));
         }
     }
-    stats.selfplay_samples = rows.len();
+    stats.game_samples = rows.len();
     let results: Vec<f64> = rows.iter().map(|r| r.2).collect();
     let material: Vec<f64> = rows.iter().map(|r| r.3).collect();
     stats.corr_material_result = correlation(&material, &results);
@@ -176,14 +182,14 @@ pub fn correlation(xs: &[f64], ys: &[f64]) -> Option<f64> {
 impl fmt::Display for DataStats {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let corr = |c: Option<f64>| c.map_or("-".to_string(), |c| format!("{c:+.3}"));
-        let share = |k: usize| 100.0 * k as f64 / self.selfplay_samples.max(1) as f64;
+        let share = |k: usize| 100.0 * k as f64 / self.game_samples.max(1) as f64;
         writeln!(
             f,
-            "{} shards: {} self-play samples ({} with a policy target), {} tsume samples",
-            self.shards, self.selfplay_samples, self.policy_targets, self.tsume_samples
+            "{} shards: {} game samples ({} with a search policy target, {} with a teacher label), {} tsume samples",
+            self.shards, self.game_samples, self.policy_targets, self.teacher_labels, self.tsume_samples
         )?;
-        if self.selfplay_samples == 0 {
-            return writeln!(f, "no self-play samples: nothing to relate results to");
+        if self.game_samples == 0 {
+            return writeln!(f, "no game samples: nothing to relate results to");
         }
         writeln!(
             f,
