@@ -294,6 +294,72 @@ fn a_move_our_rules_forbid_is_dropped_and_counted() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A teacher that, like Fairy-Stockfish in USI mode, calls its number of
+/// lines `USI_MultiPV` and reports a second line only when it is set.
+const USI_MULTIPV_TEACHER: &str = r#"#!/bin/sh
+n=1
+while read -r line; do
+  case "$line" in
+    usi) echo "id name fake-usi-multipv"; echo "option name USI_MultiPV type spin default 1 min 1 max 500"; echo usiok ;;
+    "setoption name USI_MultiPV value "*) n=${line##* } ;;
+    isready) echo readyok ;;
+    go*) echo "info depth 3 multipv 1 score cp 35 nodes 10 pv 5d5c 1b1c"
+         if [ "$n" -ge 2 ]; then echo "info depth 3 multipv 2 score cp 10 nodes 10 pv 2e3d"; fi
+         echo "bestmove 5d5c" ;;
+    quit) exit 0 ;;
+  esac
+done
+"#;
+
+/// A teacher without any option for its number of lines.
+const SINGLE_LINE_TEACHER: &str = r#"#!/bin/sh
+while read -r line; do
+  case "$line" in
+    usi) echo "id name fake-single"; echo usiok ;;
+    isready) echo readyok ;;
+    go*) echo "info depth 3 score cp 35 nodes 10 pv 5d5c"; echo "bestmove 5d5c" ;;
+    quit) exit 0 ;;
+  esac
+done
+"#;
+
+#[cfg(unix)]
+#[test]
+fn the_number_of_lines_reaches_a_teacher_that_calls_it_usi_multipv_and_one_that_cannot_is_an_error() {
+    let dir = temp_dir("multipv");
+    let records = dir.join("records");
+    std::fs::create_dir_all(&records).unwrap();
+    let start = Position::startpos(Variant::Minishogi);
+    Shard { variant: Variant::Minishogi, model_id: "t".into(), samples: vec![record(start.clone())] }
+        .write(&records, "one")
+        .unwrap();
+    let run = |teacher: &str, out: &str, extra: &[&str]| {
+        let mut args = vec!["--variant", "minishogi", "--teacher", teacher, "--positions", records.to_str().unwrap()];
+        let out = dir.join(out);
+        args.extend(["--out", out.to_str().unwrap()]);
+        args.extend(extra);
+        (label(&strings(&args)), out)
+    };
+    // Asked for two lines, the USI_MultiPV teacher gives both.
+    let teacher = write_script(&dir, "usi-multipv.sh", USI_MULTIPV_TEACHER);
+    let (o, out) = run(&teacher, "two", &["--multipv", "2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let label = read_samples(&out)[0].teacher.clone().unwrap();
+    let push = pantheon::notation::parse_move(&start, "5d5c").unwrap();
+    let other = pantheon::notation::parse_move(&start, "2e3d").unwrap();
+    assert_eq!(label.moves, vec![(push, Score::Cp(35)), (other, Score::Cp(10))]);
+    // A teacher with no such option: an error when more than one line is
+    // asked for, its single line with --multipv 1.
+    let single = write_script(&dir, "single.sh", SINGLE_LINE_TEACHER);
+    let (o, _) = run(&single, "refused", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("neither a MultiPV nor a USI_MultiPV option"), "{err}");
+    let (o, out) = run(&single, "one", &["--multipv", "1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(read_samples(&out)[0].teacher.clone().unwrap().moves, vec![(push, Score::Cp(35))]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A sample as a record holds it before labelling: a position and a won
 /// game's result, nothing else.
 fn record(position: Position) -> Sample {

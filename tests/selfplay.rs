@@ -467,7 +467,7 @@ fn data_stats_relate_results_to_material() {
     let tsume = Shard { variant: v, model_id: TSUME_MODEL_ID.into(), samples: vec![sample(start, 1.0)] };
     let stats = data_stats(&[played.clone(), tsume.clone()], None);
     assert_eq!((stats.shards, stats.game_samples, stats.tsume_samples), (2, 5, 1));
-    assert_eq!((stats.policy_targets, stats.teacher_labels), (1, 1));
+    assert_eq!((stats.policy_targets, stats.teacher_labels, stats.teacher_lines), (1, 1, 1));
     assert_eq!((stats.wins, stats.draws, stats.losses), (3, 0, 2));
     let buckets: Vec<(f32, usize, f64)> = stats.buckets.iter().map(|b| (b.low, b.samples, b.mean_result)).collect();
     assert_eq!(buckets, vec![(-8.0, 1, -1.0), (-1.5, 2, 0.0), (8.0, 2, 1.0)]);
@@ -476,7 +476,9 @@ fn data_stats_relate_results_to_material() {
     assert!(stats.fit.is_none() && stats.buckets.iter().all(|b| b.mean_value.is_none()));
     let text = stats.to_string();
     assert!(
-        text.contains("5 game samples (1 with a search policy target, 1 with a teacher label), 1 tsume samples"),
+        text.contains(
+            "5 game samples (1 with a search policy target, 1 with a teacher label, 1.00 lines each), 1 tsume samples"
+        ),
         "{text}"
     );
     assert!(text.contains("win 60.0%, draw or unfinished 0.0%, loss 40.0%") && text.contains("8 .. 15"), "{text}");

@@ -310,9 +310,28 @@ fn check_settings(config: &LabelConfig, units: &Units, teacher: &str) -> Result<
     }
 }
 
+/// The names engines give the number of lines they report: `MultiPV` (most
+/// USI engines) or `USI_MultiPV` (Fairy-Stockfish in USI mode).
+const MULTIPV_OPTIONS: [&str; 2] = ["MultiPV", "USI_MultiPV"];
+
+/// Starts a teacher with the variant and the number of lines set, unless
+/// the user's options set them. A teacher that cannot report more than one
+/// line when more are asked for is an error, not a silent single line.
 fn start_teacher(config: &LabelConfig) -> Result<UsiEngine, LabelError> {
-    let defaults = [("USI_Variant", config.variant.name().to_string()), ("MultiPV", config.multipv.to_string())];
+    let is_multipv = |name: &str| MULTIPV_OPTIONS.iter().any(|m| m.eq_ignore_ascii_case(name));
+    let given = config.teacher.options.iter().any(|(name, _)| is_multipv(name));
+    let mut defaults = vec![("USI_Variant", config.variant.name().to_string())];
+    if !given {
+        defaults.extend(MULTIPV_OPTIONS.iter().map(|&name| (name, config.multipv.to_string())));
+    }
     let mut engine = UsiEngine::start(&config.teacher, &defaults)?;
+    if config.multipv > 1 && !given && !MULTIPV_OPTIONS.iter().any(|m| engine.has_option(m)) {
+        return Err(LabelError::Config(format!(
+            "the teacher '{}' declares neither a MultiPV nor a USI_MultiPV option, so it reports one line a position; \
+             run with --multipv 1 (the policy target is then its best move) or set its option with --teacher-option",
+            engine.name
+        )));
+    }
     engine.new_game()?;
     Ok(engine)
 }

@@ -55,6 +55,8 @@ pub struct DataStats {
     pub policy_targets: usize,
     /// Game samples with a teacher engine's label.
     pub teacher_labels: usize,
+    /// The teacher's lines (MultiPV first moves) over those labels.
+    pub teacher_lines: usize,
     /// Game results from the side to move's view (`draws` also counts
     /// games cut off unfinished, value 0).
     pub wins: usize,
@@ -75,6 +77,7 @@ pub fn data_stats(shards: &[Shard], evaluator: Option<&dyn Evaluator>) -> DataSt
         game_samples: 0,
         policy_targets: 0,
         teacher_labels: 0,
+        teacher_lines: 0,
         wins: 0,
         draws: 0,
         losses: 0,
@@ -93,6 +96,7 @@ pub fn data_stats(shards: &[Shard], evaluator: Option<&dyn Evaluator>) -> DataSt
         for s in &shard.samples {
             stats.policy_targets += usize::from(s.full_search && !s.policy.is_empty());
             stats.teacher_labels += usize::from(s.teacher.is_some());
+            stats.teacher_lines += s.teacher.as_ref().map_or(0, |t| t.moves.len());
             match s.value {
                 v if v > 0.0 => stats.wins += 1,
                 v if v < 0.0 => stats.losses += 1,
@@ -185,8 +189,17 @@ impl fmt::Display for DataStats {
         let share = |k: usize| 100.0 * k as f64 / self.game_samples.max(1) as f64;
         writeln!(
             f,
-            "{} shards: {} game samples ({} with a search policy target, {} with a teacher label), {} tsume samples",
-            self.shards, self.game_samples, self.policy_targets, self.teacher_labels, self.tsume_samples
+            "{} shards: {} game samples ({} with a search policy target, {} with a teacher label{}), {} tsume samples",
+            self.shards,
+            self.game_samples,
+            self.policy_targets,
+            self.teacher_labels,
+            if self.teacher_labels > 0 {
+                format!(", {:.2} lines each", self.teacher_lines as f64 / self.teacher_labels as f64)
+            } else {
+                String::new()
+            },
+            self.tsume_samples
         )?;
         if self.game_samples == 0 {
             return writeln!(f, "no game samples: nothing to relate results to");

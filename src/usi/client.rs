@@ -148,6 +148,8 @@ pub struct UsiEngine {
     stderr_closed: Arc<AtomicBool>,
     /// The name from `id name`, else the program.
     pub name: String,
+    /// The options the engine declared (`option name ...`).
+    options: Vec<String>,
 }
 
 impl UsiEngine {
@@ -217,8 +219,16 @@ impl UsiEngine {
             }
             closed.store(true, Ordering::Release);
         });
-        let mut engine =
-            UsiEngine { spec: spec.clone(), child, stdin, lines: rx, stderr, stderr_closed, name: program.clone() };
+        let mut engine = UsiEngine {
+            spec: spec.clone(),
+            child,
+            stdin,
+            lines: rx,
+            stderr,
+            stderr_closed,
+            name: program.clone(),
+            options: Vec::new(),
+        };
         engine.send("usi")?;
         let mut options = Vec::new();
         engine.wait_for("usiok", |line, e| {
@@ -231,6 +241,7 @@ impl UsiEngine {
             }
             line == "usiok"
         })?;
+        engine.options = options.clone();
         let has = |name: &str| options.iter().any(|o| o.eq_ignore_ascii_case(name));
         for (name, value) in &spec.options {
             if !has(name) {
@@ -246,6 +257,11 @@ impl UsiEngine {
         }
         engine.ready()?;
         Ok(engine)
+    }
+
+    /// Whether the engine declared the option `name` (ASCII case ignored).
+    pub fn has_option(&self, name: &str) -> bool {
+        self.options.iter().any(|o| o.eq_ignore_ascii_case(name))
     }
 
     /// Sends `isready` and waits for `readyok`.
