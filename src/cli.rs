@@ -11,6 +11,28 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// `out!` for the commands' output: a reader that has gone (`pantheon
+/// data ... | head`) ends the process quietly, as it ends other Unix tools,
+/// and any other failure to write is an error message, never a panic.
+/// SIGPIPE stays ignored because `label` and `match` write to engines'
+/// pipes, where a dead engine must be an error, not the end of the run.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// `outln!` for the commands' output, with [`out!`]'s handling of a
+/// closed stdout.
+macro_rules! outln {
+    () => {
+        $crate::cli::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod analysis;
 mod bench;
 mod matches;
@@ -306,7 +328,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Analyse { game, time, nodes, engine } => analysis::analyse(&game, time, nodes, &engine),
         Command::Perft { game, depth, divide } => analysis::run_perft(&game, depth, divide),
         Command::Show { game } => {
-            print!("{}", show(&game.game()?));
+            out!("{}", show(&game.game()?));
             Ok(())
         }
         Command::Bench { what } => what.run(),
@@ -318,6 +340,20 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Data(args) => args.run(),
         Command::Train(args) => args.run(),
         Command::Selfplay(args) => args.run(),
+    }
+}
+
+/// Writes to stdout for [`out!`] and [`outln!`]: exits with success when
+/// the reader has closed the pipe, with an error message on any other
+/// failure.
+fn write_stdout(args: std::fmt::Arguments) {
+    use std::io::Write as _;
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
     }
 }
 

@@ -8,9 +8,9 @@ pub(super) fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, en
     use std::io::IsTerminal;
     use std::sync::atomic::AtomicBool;
     let game = args.game()?;
-    print!("{}", show(&game));
+    out!("{}", show(&game));
     if let Some(outcome) = game.outcome() {
-        println!("the game is over: {outcome}");
+        outln!("the game is over: {outcome}");
         return Ok(());
     }
     if let Some(t) = time {
@@ -32,22 +32,22 @@ pub(super) fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, en
         let text = table(variant, info);
         if tty && shown > 0 {
             // Move the cursor up over the previous table and redraw it.
-            print!("\x1b[{shown}A\x1b[J");
+            out!("\x1b[{shown}A\x1b[J");
         }
-        print!("{text}");
+        out!("{text}");
         shown = text.lines().count();
     });
     if tty && shown > 0 {
-        print!("\x1b[{shown}A\x1b[J");
+        out!("\x1b[{shown}A\x1b[J");
     }
-    print!("{}", table(variant, &result.info));
+    out!("{}", table(variant, &result.info));
     match result.best {
         Some(best) => {
             let line: Vec<String> = result.info.lines[0].pv.iter().map(|&m| format_move(variant, m)).collect();
-            println!("best line: {}", line.join(" "));
-            println!("bestmove {}", format_move(variant, best));
+            outln!("best line: {}", line.join(" "));
+            outln!("bestmove {}", format_move(variant, best));
         }
-        None => println!("no move"),
+        None => outln!("no move"),
     }
     Ok(())
 }
@@ -108,7 +108,7 @@ pub(super) fn run_perft(args: &GameArgs, depth: u32, divide: bool) -> Result<()>
     let total = if divide {
         let mut total = 0;
         for (mv, n) in perft::divide(&mut game, depth) {
-            println!("{} {n}", format_move(args.variant, mv));
+            outln!("{} {n}", format_move(args.variant, mv));
             total += n;
         }
         total
@@ -117,7 +117,7 @@ pub(super) fn run_perft(args: &GameArgs, depth: u32, divide: bool) -> Result<()>
     };
     let secs = started.elapsed().as_secs_f64();
     eprintln!("time {:.3} s, {:.0} leaves/s", secs, total as f64 / secs.max(1e-9));
-    println!("{total}");
+    outln!("{total}");
     Ok(())
 }
 

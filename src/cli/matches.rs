@@ -110,11 +110,11 @@ impl MatchCommand {
         let to_play = games - done.len();
         let mut writer = GameWriter::new(&self, results, !done.is_empty())?;
         let result = crate::selfplay::continue_match(&config, pa, pb, &done, &mut |g| writer.game(g));
-        println!("{} vs {}: {result}", self.a, self.b);
+        outln!("{} vs {}: {result}", self.a, self.b);
         let now = if done.is_empty() { String::new() } else { format!(" in the {to_play} games played now") };
         for (i, name) in [(0, &self.a), (1, &self.b)] {
             if let Some((median, p99, max)) = crate::selfplay::think_summary(&result.think_ms[i]) {
-                println!(
+                outln!(
                     "{name}: {} moves{now}, time per move median {median} ms, 99th percentile {p99} ms, max {max} ms; {} games lost on time",
                     result.think_ms[i].len(),
                     result.time_losses[i]
@@ -279,7 +279,7 @@ impl GameWriter {
         let ending = g.ending.replace(['\n', '\r'], " ");
         let summary = format!("A ({}) scores {}: {ending}, {plies} plies", g.a_color, g.score);
         let line = format!("game {}: {summary}", g.index + 1);
-        println!("{line}");
+        outln!("{line}");
         self.error = self
             .write_shard(g)
             .and_then(|()| self.write_record(g, &summary))

@@ -88,7 +88,7 @@ fn net_init(
 
 /// The line `net init` and `net grow` print for the net they wrote.
 fn print_written(out: &std::path::Path, config: &crate::nn::NetConfig) {
-    println!(
+    outln!(
         "wrote {} ({} parameters, {} blocks x {} channels)",
         out.display(),
         config.parameters(),
@@ -99,23 +99,23 @@ fn print_written(out: &std::path::Path, config: &crate::nn::NetConfig) {
 
 fn net_add_attack_planes(input: &std::path::Path, out: &std::path::Path) -> Result<()> {
     let config = crate::nn::weights::add_attack_planes(input, out)?;
-    println!("wrote {} ({} input planes)", out.display(), config.planes);
+    outln!("wrote {} ({} input planes)", out.display(), config.planes);
     Ok(())
 }
 
 fn net_info(path: &std::path::Path) -> Result<()> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let (variant, c, record) = crate::nn::weights::parse(&bytes)?;
-    println!("variant: {variant}");
-    println!(
+    outln!("variant: {variant}");
+    outln!(
         "blocks: {}, channels: {}, value head: {} channels, {} hidden",
-        c.blocks, c.channels, c.value_channels, c.value_hidden
+        c.blocks,
+        c.channels,
+        c.value_channels,
+        c.value_hidden
     );
-    println!(
-        "encoding: {} features, {} planes, {} move types, {}x{}",
-        c.features, c.planes, c.types, c.height, c.width
-    );
-    println!("parameters: {}", c.parameters());
-    println!("weights: {} bytes", record.len());
+    outln!("encoding: {} features, {} planes, {} move types, {}x{}", c.features, c.planes, c.types, c.height, c.width);
+    outln!("parameters: {}", c.parameters());
+    outln!("weights: {} bytes", record.len());
     Ok(())
 }

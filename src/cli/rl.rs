@@ -189,7 +189,7 @@ impl SelfplayCommand {
                 Some(c) => format!(" (greedy played {c})"),
                 None => String::new(),
             };
-            println!(
+            outln!(
                 "game {}/{}{against}: {} after {} plies, {} samples -> {}",
                 r.index + 1,
                 config.games,
@@ -200,7 +200,7 @@ impl SelfplayCommand {
             );
         })?;
         let elapsed = started.elapsed();
-        println!("{}", crate::selfplay::summary(&reports, elapsed));
+        outln!("{}", crate::selfplay::summary(&reports, elapsed));
         let Some(path) = &self.json else { return Ok(()) };
         let secs = elapsed.as_secs_f64();
         let positions: usize = reports.iter().map(|r| r.samples).sum();
@@ -238,9 +238,9 @@ impl TsumeCommand {
         let config = mates.config(variant, samples, (threads, seed), out)?;
         let started = Instant::now();
         let report = crate::selfplay::tsume::write_samples(&config)?;
-        println!("{report} in {:.1} s", started.elapsed().as_secs_f64());
+        outln!("{report} in {:.1} s", started.elapsed().as_secs_f64());
         for path in &report.shards {
-            println!("wrote {}", path.display());
+            outln!("wrote {}", path.display());
         }
         Ok(())
     }
@@ -279,7 +279,7 @@ impl DataCommand {
             None => None,
         };
         let evaluator = net.as_ref().map(|n| n as &dyn crate::mcts::Evaluator);
-        print!("{}", crate::selfplay::data_stats(&shards, evaluator));
+        out!("{}", crate::selfplay::data_stats(&shards, evaluator));
         Ok(())
     }
 }
@@ -420,7 +420,7 @@ impl LoopCommand {
             tsume,
             cpu_budget: self.cpu_budget,
         };
-        crate::train::generations::run(&config, &mut |line| println!("{line}"))?;
+        crate::train::generations::run(&config, &mut |line| outln!("{line}"))?;
         Ok(())
     }
 }

@@ -162,17 +162,17 @@ impl LabelArgs {
         if tty {
             eprintln!();
         }
-        println!("{report}");
+        outln!("{report}");
         let (shards, _) = crate::selfplay::read_shards(&self.out, self.variant, usize::MAX)?;
         let samples: Vec<_> = shards.iter().flat_map(|s| &s.samples).collect();
         if let LabelSource::Games(_) = config.source {
             match crate::selfplay::label::fit_scale(samples.iter().copied()) {
-                Some((scale, n)) => println!(
+                Some((scale, n)) => outln!(
                     "score -> value scale fitted on {n} positions of the teacher's games in {}: {scale:.0} cp (value = tanh(cp / {:.0}))",
                     self.out.display(),
                     2.0 * scale
                 ),
-                None => println!("no centipawn scores with results to fit the score -> value scale on"),
+                None => outln!("no centipawn scores with results to fit the score -> value scale on"),
             }
         }
         // The shards written are kept, but the run is not complete.

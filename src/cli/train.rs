@@ -67,7 +67,7 @@ impl TrainCommand {
         let secs = started.elapsed().as_secs_f64();
         let steps_done = report.losses.len() - report.resumed_from.unwrap_or(0);
         print_report(&config, &report);
-        println!(
+        outln!(
             "{steps_done} steps in {secs:.1} s: {:.2} steps/s, {:.0} samples/s",
             steps_done as f64 / secs,
             (steps_done * config.batch_size) as f64 / secs
@@ -120,7 +120,7 @@ fn print_progress(l: &crate::train::StepLoss, steps: usize, started: Instant) {
     let bar = format!("{}{}", "#".repeat(filled), ".".repeat(20 - filled.min(20)));
     let material = l.material.map_or(String::new(), |m| format!("  material loss {m:.4}"));
     let reply = l.reply.map_or(String::new(), |r| format!("  reply loss {r:.4}"));
-    println!(
+    outln!(
         "[{bar}] step {:>7}/{steps} ({pct:5.1}%)  policy loss {:.4}  value loss {:.4}{material}{reply}  {:.1} s",
         l.step,
         l.policy,
@@ -135,10 +135,10 @@ fn print_report(config: &crate::train::TrainConfig, report: &crate::train::Train
         eprintln!("warning: {w}");
     }
     if let Some(step) = report.resumed_from {
-        println!("resumed from the checkpoint at step {step}");
+        outln!("resumed from the checkpoint at step {step}");
     }
     if let Some(scale) = report.teacher_scale {
-        println!(
+        outln!(
             "{} samples carry teacher labels; score -> value scale {scale:.0} cp{}",
             report.teacher_samples,
             if config.teacher.scale.is_some() { "" } else { " (fitted on the data)" }
@@ -146,11 +146,11 @@ fn print_report(config: &crate::train::TrainConfig, report: &crate::train::Train
     }
     if report.stopped_early {
         let done = report.losses.last().map_or(0, |l| l.step);
-        println!(
+        outln!(
             "stopped at the time limit after step {done} of {}; the checkpoint keeps it, rerun to carry on",
             config.steps
         );
     } else {
-        println!("trained on {} samples; wrote {}", report.samples, config.out.display());
+        outln!("trained on {} samples; wrote {}", report.samples, config.out.display());
     }
 }

@@ -83,12 +83,12 @@ impl MatesBench {
     /// The search tests' problems, one line each.
     fn problems(&self, nets: &mut Nets) -> Result<()> {
         let (batch, nodes, mate_plies) = (self.batch, self.nodes, self.mate_plies);
-        println!(
+        outln!(
             "playouts to prove each problem (1 thread, batch {batch}, budget {nodes}, leaf mate search {mate_plies} \
              plies, prior temperature {})",
             self.policy_temperature
         );
-        println!("{:<16} {:<13} {:>16} {:>16} {:>6}  net", "variant", "problem", "uniform", "net", "ratio");
+        outln!("{:<16} {:<13} {:>16} {:>16} {:>6}  net", "variant", "problem", "uniform", "net", "ratio");
         let show = |n: Solved, plies: u32| match n {
             Some((n, p)) if u32::from(p) == plies => n.to_string(),
             Some((n, p)) => format!("{n} ({p} plies)"),
@@ -103,7 +103,7 @@ impl MatesBench {
                 (Some((u, _)), Some((n, _))) => format!("{:.2}", u as f64 / n.max(1) as f64),
                 _ => "-".into(),
             };
-            println!(
+            outln!(
                 "{:<16} {:<13} {:>16} {:>16} {:>6}  {}",
                 p.variant.name(),
                 format!("{} in {}", p.kind, p.plies),
@@ -119,14 +119,18 @@ impl MatesBench {
     /// Held-out random mates in 3 and 5, one line per variant.
     fn random_mates(&self, nets: &mut Nets) -> Result<()> {
         let (random, seed) = (self.random as usize, self.random_seed);
-        println!();
-        println!(
+        outln!();
+        outln!(
             "{random} random mates in 3 and 5 per variant (seed {seed}): solved within the budget, median \
              playouts, total playouts (an unsolved one counts the budget)"
         );
-        println!(
+        outln!(
             "{:<16} {:>9} {:>22} {:>22} {:>22}  net",
-            "variant", "in 3/in 5", "uniform", "net", "faster: net/uniform/="
+            "variant",
+            "in 3/in 5",
+            "uniform",
+            "net",
+            "faster: net/uniform/="
         );
         for variant in self.variants() {
             let net = nets.get(variant)?;
@@ -143,7 +147,7 @@ impl MatesBench {
             let key = |n: &Option<u64>| n.unwrap_or(u64::MAX);
             let net_faster = uniform.iter().zip(&with_net).filter(|(u, n)| key(n) < key(u)).count();
             let uniform_faster = uniform.iter().zip(&with_net).filter(|(u, n)| key(u) < key(n)).count();
-            println!(
+            outln!(
                 "{:<16} {:>9} {:>22} {:>22} {:>22}  {}",
                 variant.name(),
                 format!("{}/{}", by_length[0], by_length[1]),

@@ -67,7 +67,7 @@ pub struct PerftBench {
 
 impl PerftBench {
     fn run(self) -> Result<()> {
-        println!("{:<32} {:>5} {:>12} {:>10} {:>14}", "position", "depth", "leaves", "median s", "leaves/s");
+        outln!("{:<32} {:>5} {:>12} {:>10} {:>14}", "position", "depth", "leaves", "median s", "leaves/s");
         for case in perft::BENCH_POSITIONS {
             let pos = parse_position(case.variant, case.sfen)?;
             let mut times = Vec::new();
@@ -78,7 +78,7 @@ impl PerftBench {
                 anyhow::ensure!(n == case.count, "{}: perft {} but expected {}", case.name, n, case.count);
             }
             let median = median(times);
-            println!(
+            outln!(
                 "{:<32} {:>5} {:>12} {:>10.3} {:>14.0}",
                 case.name,
                 case.depth,
@@ -106,17 +106,17 @@ impl DeviceBench {
         let device = crate::nn::device(self.device)?;
         let about = crate::nn::describe(&device);
         let f16 = crate::nn::supports_f16(&device);
-        println!("device: {about}");
-        println!("f16: {}", if f16 { "supported" } else { "not supported" });
+        outln!("device: {about}");
+        outln!("f16: {}", if f16 { "supported" } else { "not supported" });
         let mut peaks = serde_json::Map::new();
         for (precision, peak) in crate::nn::peak_flops(&device) {
             match peak {
                 Ok(flops) => {
-                    println!("peak {precision}: {:.1} GFLOP/s (measured)", flops / 1e9);
+                    outln!("peak {precision}: {:.1} GFLOP/s (measured)", flops / 1e9);
                     peaks.insert(precision.to_string(), json!(flops));
                 }
                 Err(e) => {
-                    println!("peak {precision}: none ({e})");
+                    outln!("peak {precision}: none ({e})");
                     peaks.insert(precision.to_string(), Value::Null);
                 }
             }

@@ -60,7 +60,7 @@ impl NnBench {
         for &precision in &self.precision {
             let mut eval = NetEvaluator::load(self.variant, &self.model, self.device, max)?;
             if let Err(e) = eval.set_precision(precision) {
-                println!("{precision}: skipped ({e})");
+                outln!("{precision}: skipped ({e})");
                 continue;
             }
             eval.set_stage_timing(true);
@@ -100,8 +100,8 @@ fn print_header(eval: &NetEvaluator) -> Value {
     let c = eval.config();
     let flops = c.flops_per_position() as f64;
     let name = crate::mcts::Evaluator::name(eval);
-    println!("{name} ({} parameters, {:.1} MFLOP per position)", c.parameters(), flops / 1e6);
-    println!(
+    outln!("{name} ({} parameters, {:.1} MFLOP per position)", c.parameters(), flops / 1e6);
+    outln!(
         "{:>4} {:>6} {:>7} {:>12} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8}",
         "prec",
         "batch",
@@ -152,7 +152,7 @@ impl Row {
 
     fn print(&self) {
         let (per_s, t) = (self.positions_per_s(), &self.stages);
-        println!(
+        outln!(
             "{:>4} {:>6} {:>7} {:>12.0} {:>9.1} {:>9.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
             self.precision.to_string(),
             self.batch,

@@ -103,7 +103,7 @@ impl SearchBench {
         let batch = self.batch as usize;
         let net = Arc::new(NetEvaluator::load(self.variant, &ModelSource::Shipped, self.device, batch)?);
         let raw = raw_throughput(&net, self.variant, batch);
-        println!("network: {}; raw throughput at batch {batch}: {raw:.0} positions/s", net.name());
+        outln!("network: {}; raw throughput at batch {batch}: {raw:.0} positions/s", net.name());
         print_header();
         let uniform: Arc<dyn Evaluator> = Arc::new(UniformEvaluator);
         let mut rows = Vec::new();
@@ -170,7 +170,7 @@ impl SearchBench {
         let avg_batch = m.evals as f64 / m.calls as f64;
         let is_net = s.label == "network";
         let vs_raw = is_net.then(|| 100.0 * evals_per_s / raw);
-        println!(
+        outln!(
             "{:<9} {:<16} {:>4} {:>7} {:>5} {:>6} {:>9} {:>9.3} {:>11.0} {:>10.0} {:>9.1} {:>7} {:>10}",
             s.label,
             self.variant.name(),
@@ -196,7 +196,7 @@ impl SearchBench {
 }
 
 fn print_header() {
-    println!(
+    outln!(
         "{:<9} {:<16} {:>4} {:>7} {:>5} {:>6} {:>9} {:>9} {:>11} {:>10} {:>9} {:>7} {:>10}",
         "evaluator",
         "variant",
