@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// `out!` for the commands' output: a reader that has gone (`pantheon
+/// `print!` for the commands' output: a reader that has gone (`pantheon
 /// data ... | head`) ends the process quietly, as it ends other Unix tools,
 /// and any other failure to write is an error message, never a panic.
 /// SIGPIPE stays ignored because `label` and `match` write to engines'
@@ -22,7 +22,7 @@ macro_rules! out {
     };
 }
 
-/// `outln!` for the commands' output, with [`out!`]'s handling of a
+/// `println!` for the commands' output, with [`out!`]'s handling of a
 /// closed stdout.
 macro_rules! outln {
     () => {
