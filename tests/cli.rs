@@ -92,21 +92,20 @@ fn show_prints_board_sfen_side_check_and_result() {
 fn output_to_a_closed_pipe_ends_quietly_and_a_full_disk_is_an_error() {
     // The pipe's reader is gone before the process starts, so its first
     // write fails with a broken pipe, as when `| head` has read enough.
+    let divide_into = |stdout: std::process::Stdio| {
+        Command::new(env!("CARGO_BIN_EXE_pantheon"))
+            .args(["perft", "--variant", "minishogi", "--depth", "2", "--divide"])
+            .stdout(stdout)
+            .output()
+            .expect("binary runs")
+    };
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let o = Command::new(env!("CARGO_BIN_EXE_pantheon"))
-        .args(["perft", "--variant", "minishogi", "--depth", "2", "--divide"])
-        .stdout(writer)
-        .output()
-        .expect("binary runs");
+    let o = divide_into(writer.into());
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stderr(&o), "");
     if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
-        let o = Command::new(env!("CARGO_BIN_EXE_pantheon"))
-            .args(["perft", "--variant", "minishogi", "--depth", "2", "--divide"])
-            .stdout(full)
-            .output()
-            .expect("binary runs");
+        let o = divide_into(full.into());
         assert_eq!(o.status.code(), Some(1));
         assert!(stderr(&o).starts_with("error: writing to stdout:"), "{}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
