@@ -704,6 +704,28 @@ fn a_match_against_a_usi_engine_is_arbitrated_by_our_rules() {
             stdout.contains("2 moves, time per move median") && stdout.contains("2 games lost on time"),
             "{stdout}"
         );
+        // With a margin of a second the same answers come in time, and
+        // the fake's illegal move loses instead.
+        let run = pantheon(&[
+            "match",
+            "--variant",
+            "minishogi",
+            "--a",
+            &format!("usi:{slow}"),
+            "--a-go",
+            "movetime 100",
+            "--time-margin",
+            "1000",
+            "--b",
+            "random",
+            "--games",
+            "2",
+            "--opening-plies",
+            "0",
+        ]);
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(stdout.contains("proposed an illegal move") && !stdout.contains("lost on time:"), "{stdout}");
+        assert!(stdout.contains("0 games lost on time"), "{stdout}");
     }
     let spec = |go: &str| EngineSpec {
         command: vec!["x".into()],

@@ -352,6 +352,7 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         policy_temperature: [1.5, 1.0],
         // A plays with a Gumbel root.
         gumbel: [Some(pantheon::mcts::GumbelParams::default()), None],
+        time_margin: pantheon::selfplay::DEFAULT_TIME_MARGIN,
         seed: 3,
     };
     let result = play_match(&mc, Player::Search(load(&next)), Player::Search(Arc::new(UniformEvaluator)), &mut |_| {

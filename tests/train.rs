@@ -112,6 +112,7 @@ fn the_loop_runs_generations_and_resumes() {
             mate_plies: [3, 3],
             policy_temperature: [1.0, 1.0],
             gumbel: [None, None],
+            time_margin: pantheon::selfplay::DEFAULT_TIME_MARGIN,
             seed: 1,
         },
         gate_score: 0.5,

@@ -33,6 +33,12 @@ pub struct MatchCommand {
     /// own time limit before it counts as hung (and loses).
     #[arg(long, default_value_t = 30.0)]
     engine_timeout: f64,
+    /// Milliseconds an external engine's answer may come past its
+    /// `movetime` or `byoyomi` before it loses on time (cutechess-cli's
+    /// timemargin): raise it on a loaded machine.
+    #[arg(long, default_value_t = crate::selfplay::DEFAULT_TIME_MARGIN.as_millis() as u64,
+          value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    time_margin: u64,
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     games: u64,
     /// Playouts per move of searching players.
@@ -186,6 +192,7 @@ impl MatchCommand {
             mate_plies,
             policy_temperature,
             gumbel,
+            time_margin: std::time::Duration::from_millis(self.time_margin),
             seed: self.seed,
         })
     }

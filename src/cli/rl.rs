@@ -405,6 +405,7 @@ impl LoopCommand {
             // As in self-play: the net's own priors.
             policy_temperature: [1.0; 2],
             gumbel: [None; 2],
+            time_margin: crate::selfplay::DEFAULT_TIME_MARGIN,
             seed: self.seed,
         };
         let tsume = self.tsume_mates.config(variant, self.tsume, (crate::mcts::cores() as u64, self.seed), data)?;

@@ -60,6 +60,11 @@ pub struct MatchConfig {
     /// A Gumbel root (Sequential Halving's move, no noise) for searching
     /// players A and B at a playout limit; None: PUCT.
     pub gumbel: [Option<crate::mcts::GumbelParams>; 2],
+    /// How late an external engine's answer may come past its `byoyomi`
+    /// or `movetime` before the arbiter scores the game as lost on time
+    /// (the pipes and process switches of a loaded machine; see
+    /// [`DEFAULT_TIME_MARGIN`]).
+    pub time_margin: Duration,
     pub seed: u64,
 }
 
@@ -168,15 +173,15 @@ enum Seat {
 /// how long its moves took.
 struct UsiSeat {
     spec: EngineSpec,
+    time_margin: Duration,
     engine: Option<UsiEngine>,
     think_ms: Vec<u32>,
     time_losses: usize,
 }
 
-/// How late an external engine's answer may come past its `byoyomi` or
-/// `movetime` before the arbiter scores the game as lost on time: the
-/// pipes and process switches of a loaded machine.
-pub const TIME_GRACE: Duration = Duration::from_millis(50);
+/// The default [`MatchConfig::time_margin`]: engines told `movetime 1000`
+/// answer a few milliseconds past it on an idle machine.
+pub const DEFAULT_TIME_MARGIN: Duration = Duration::from_millis(50);
 
 /// A seat's answer: a move, or why the player lost the game.
 enum Choice {
@@ -204,9 +209,13 @@ impl Seat {
             }
             Player::Random => Seat::Random,
             Player::Greedy => Seat::Greedy,
-            Player::Usi(spec) => {
-                Seat::Usi(Box::new(UsiSeat { spec, engine: None, think_ms: Vec::new(), time_losses: 0 }))
-            }
+            Player::Usi(spec) => Seat::Usi(Box::new(UsiSeat {
+                spec,
+                time_margin: config.time_margin,
+                engine: None,
+                think_ms: Vec::new(),
+                time_losses: 0,
+            })),
         }
     }
 
@@ -254,7 +263,7 @@ impl Seat {
                 let took = started.elapsed();
                 usi.think_ms.push(took.as_millis().min(u32::MAX as u128) as u32);
                 if let Some(limit) = usi.spec.time_limit()
-                    && took > limit + TIME_GRACE
+                    && took > limit + usi.time_margin
                 {
                     usi.time_losses += 1;
                     return Choice::Lost(format!(

@@ -14,7 +14,8 @@ pub mod tsume;
 pub use batching::BatchingEvaluator;
 pub use games::{GameReport, SelfPlayConfig, play, summary};
 pub use matches::{
-    MatchConfig, MatchGame, MatchResult, MoveLimit, Player, TIME_GRACE, continue_match, play_match, think_summary,
+    DEFAULT_TIME_MARGIN, MatchConfig, MatchGame, MatchResult, MoveLimit, Player, continue_match, play_match,
+    think_summary,
 };
 pub use record::{Sample, SearchTargets, SelfPlayError, Shard, ShardError, TeacherLabel, read_dir, read_shards};
 pub use stats::{DataStats, data_stats};
