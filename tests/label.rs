@@ -683,22 +683,14 @@ fn a_match_against_a_usi_engine_is_arbitrated_by_our_rules() {
     #[cfg(unix)]
     {
         let slow = write_script(&dir, "slow.sh", &FAKE_TEACHER.replace("go*) ", "go*) sleep 0.3; "));
-        let run = pantheon(&[
-            "match",
-            "--variant",
-            "minishogi",
-            "--a",
-            &format!("usi:{slow}"),
-            "--a-go",
-            "movetime 100",
-            "--b",
-            "random",
-            "--games",
-            "2",
-            "--opening-plies",
-            "0",
-        ]);
-        let stdout = String::from_utf8_lossy(&run.stdout);
+        let a = format!("usi:{slow}");
+        let slow_match = |margin: &[&str]| {
+            let mut args = vec!["match", "--variant", "minishogi", "--a", &a, "--a-go", "movetime 100"];
+            args.extend_from_slice(margin);
+            args.extend_from_slice(&["--b", "random", "--games", "2", "--opening-plies", "0"]);
+            String::from_utf8_lossy(&pantheon(&args).stdout).into_owned()
+        };
+        let stdout = slow_match(&[]);
         assert!(stdout.contains("lost on time:") && stdout.contains("for a limit of 100 ms"), "{stdout}");
         assert!(
             stdout.contains("2 moves, time per move median") && stdout.contains("2 games lost on time"),
@@ -706,24 +698,7 @@ fn a_match_against_a_usi_engine_is_arbitrated_by_our_rules() {
         );
         // With a margin of a second the same answers come in time, and
         // the fake's illegal move loses instead.
-        let run = pantheon(&[
-            "match",
-            "--variant",
-            "minishogi",
-            "--a",
-            &format!("usi:{slow}"),
-            "--a-go",
-            "movetime 100",
-            "--time-margin",
-            "1000",
-            "--b",
-            "random",
-            "--games",
-            "2",
-            "--opening-plies",
-            "0",
-        ]);
-        let stdout = String::from_utf8_lossy(&run.stdout);
+        let stdout = slow_match(&["--time-margin", "1000"]);
         assert!(stdout.contains("proposed an illegal move") && !stdout.contains("lost on time:"), "{stdout}");
         assert!(stdout.contains("0 games lost on time"), "{stdout}");
     }
