@@ -158,6 +158,10 @@ pub struct EngineArgs {
     /// Softmax temperature of the net's priors (0.1 to 10; 1: the net's own).
     #[arg(long, default_value_t = crate::mcts::POLICY_TEMPERATURE, value_parser = parse_policy_temperature)]
     pub policy_temperature: f64,
+    /// The PUCT exploration constant c_init (0.1 to 10): higher explores
+    /// more moves before it settles on the best.
+    #[arg(long, default_value_t = crate::mcts::CPUCT_INIT, value_parser = parse_cpuct)]
+    pub cpuct: f64,
 }
 
 /// How samples labelled by a teacher (`pantheon label`) are trained.
@@ -244,6 +248,14 @@ fn parse_policy_temperature(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(t) if (0.1..=10.0).contains(&t) => Ok(t),
         _ => Err(format!("'{text}' is not a temperature from 0.1 to 10")),
+    }
+}
+
+/// A PUCT exploration constant from 0.1 to 10.
+fn parse_cpuct(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(c) if (0.1..=10.0).contains(&c) => Ok(c),
+        _ => Err(format!("'{text}' is not an exploration constant from 0.1 to 10")),
     }
 }
 

@@ -257,7 +257,13 @@ fn match_against_baseline_players() {
         let o = greedy_vs_random(&["--policy-temperature", bad]);
         assert!(!o.status.success(), "{bad}");
         assert!(stderr(&o).contains("is not a temperature from 0.1 to 10"), "{bad}: {}", stderr(&o));
+        let o = greedy_vs_random(&["--cpuct", bad]);
+        assert!(!o.status.success(), "{bad}");
+        assert!(stderr(&o).contains("is not an exploration constant from 0.1 to 10"), "{bad}: {}", stderr(&o));
     }
+    let o = greedy_vs_random(&["--cpuct", "1,2,3"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--cpuct takes one value or two"), "{}", stderr(&o));
     let o = pantheon(&["match", "--variant", "minishogi", "--a", "no/such.pnet", "--b", "random", "--games", "2"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("no/such.pnet"), "{}", stderr(&o));
@@ -294,12 +300,17 @@ fn a_match_with_a_results_file_resumes_and_extends() {
     let text = std::fs::read_to_string(&results).unwrap();
     assert_eq!(text.lines().count(), 7, "{text}");
     assert!(text.starts_with("# pantheon match results: variant=minishogi a=\"greedy\" b=\"random\""), "{text}");
+    // The default exploration constant is not named: files written before
+    // `--cpuct` existed resume.
+    assert!(!text.contains("cpuct"), "{text}");
 
-    // Finished: nothing left to play.
-    let o = greedy_vs_random("6", &with_file);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(games(&stdout(&o)).is_empty(), "{}", stdout(&o));
-    assert_eq!(total(&stdout(&o)), total(&straight));
+    // Finished: nothing left to play (the default --cpuct given or not).
+    for extra in [&[][..], &["--cpuct", "1.25"]] {
+        let o = greedy_vs_random("6", &[&with_file[..], extra].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(games(&stdout(&o)).is_empty(), "{}", stdout(&o));
+        assert_eq!(total(&stdout(&o)), total(&straight));
+    }
 
     // A line cut short by a kill is dropped and its game played again.
     let mut torn = text.clone();
@@ -316,6 +327,7 @@ fn a_match_with_a_results_file_resumes_and_extends() {
     // file, an unwritable path: clear errors, and the file is left as it was.
     let cases: Vec<(Vec<&str>, String, &str)> = vec![
         (vec!["--max-plies", "200"], text.clone(), "holds the games of another match"),
+        (vec!["--cpuct", "2,1.25"], text.clone(), "holds the games of another match"),
         (vec![], format!("{text}game seven: A (sente) scores 1: x, 3 plies\n"), "line 8: 'game seven"),
         (vec![], format!("{text}game 3: A (sente) scores 1: x, 3 plies\n"), "holds game 3 twice"),
         (vec![], format!("{text}game 4: A (gote) scores 2: x, 3 plies\n"), "line 8"),

@@ -37,6 +37,7 @@ const CORPUS: &[&str] = &[
     "setoption name MatePlies value 3",
     "setoption name RootMatePlies value 0",
     "setoption name PolicyTemperature value 150",
+    "setoption name CPuct value 200",
     "setoption name ByoyomiMargin value 50",
     "setoption name USI_Ponder value true",
     "setoption name ModelFile value /nonexistent.pnet",

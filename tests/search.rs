@@ -443,6 +443,46 @@ fn policy_temperature_flattens_the_priors() {
     }
 }
 
+/// Uniform priors, and a value drawn from the position's hash: each root
+/// move leads to a subtree of its own worth.
+struct HashedValues;
+
+impl pantheon::mcts::Evaluator for HashedValues {
+    fn evaluate(&self, batch: &[pantheon::mcts::EvalRequest]) -> Vec<pantheon::mcts::Evaluation> {
+        batch
+            .iter()
+            .map(|r| {
+                let n = r.moves.len();
+                let value = (r.position.hash() % 2001) as f32 / 1000.0 - 1.0;
+                pantheon::mcts::Evaluation { value: value * 0.9, policy: vec![1.0 / n as f32; n] }
+            })
+            .collect()
+    }
+
+    fn max_batch(&self) -> usize {
+        64
+    }
+
+    fn name(&self) -> String {
+        "hashed values".into()
+    }
+}
+
+#[test]
+fn a_larger_exploration_constant_spreads_the_root_visits() {
+    // With equal priors a small c_init piles the playouts on the move that
+    // looks best; a large one shares them out more evenly.
+    let g = game(Variant::Minishogi, "startpos", "");
+    let top_share = |c: f64| {
+        let params = SearchParams { threads: 1, multipv: 500, cpuct_init: c, ..SearchParams::default() };
+        let r = search(&mut Searcher::new(Arc::new(HashedValues), params), &g, 2_000);
+        let visits: Vec<u32> = r.info.lines.iter().map(|l| l.visits).collect();
+        *visits.iter().max().unwrap() as f64 / visits.iter().sum::<u32>() as f64
+    };
+    let (narrow, default, wide) = (top_share(0.25), top_share(pantheon::mcts::CPUCT_INIT), top_share(4.0));
+    assert!(narrow > default && default > wide, "top move's share: {narrow} / {default} / {wide}");
+}
+
 fn root_priors(s: &mut Searcher, g: &Game) -> Vec<(Move, f32)> {
     let r = search(s, g, 1);
     let mut priors: Vec<(Move, f32)> = r.info.lines.iter().map(|l| (l.mv, l.prior)).collect();

@@ -350,6 +350,7 @@ fn tiny_end_to_end_loop_selfplay_train_match() {
         max_plies: 80,
         mate_plies: [3, 1],
         policy_temperature: [1.5, 1.0],
+        cpuct_init: [1.25, 2.0],
         // A plays with a Gumbel root.
         gumbel: [Some(pantheon::mcts::GumbelParams::default()), None],
         time_margin: pantheon::selfplay::DEFAULT_TIME_MARGIN,

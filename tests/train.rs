@@ -111,6 +111,7 @@ fn the_loop_runs_generations_and_resumes() {
             max_plies: 40,
             mate_plies: [3, 3],
             policy_temperature: [1.0, 1.0],
+            cpuct_init: [1.25, 1.25],
             gumbel: [None, None],
             time_margin: pantheon::selfplay::DEFAULT_TIME_MARGIN,
             seed: 1,

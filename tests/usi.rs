@@ -128,6 +128,7 @@ fn handshake_lists_options_and_variants() {
         "MatePlies",
         "RootMatePlies",
         "PolicyTemperature",
+        "CPuct",
     ] {
         assert!(lines.iter().any(|l| l.starts_with(&format!("option name {name} "))), "{name}");
     }

@@ -61,6 +61,7 @@ fn search_params(engine: &EngineArgs) -> crate::mcts::SearchParams {
         mate_plies: engine.mate_plies,
         root_mate_plies: engine.root_mate_plies,
         policy_temperature: engine.policy_temperature,
+        cpuct_init: engine.cpuct,
         ..crate::mcts::SearchParams::default()
     }
 }

@@ -69,6 +69,11 @@ pub struct MatchCommand {
     #[arg(long, value_delimiter = ',', default_values_t = [crate::mcts::POLICY_TEMPERATURE],
               value_parser = parse_policy_temperature)]
     policy_temperature: Vec<f64>,
+    /// PUCT exploration constant c_init of searching players (0.1 to 10):
+    /// one value for both, or A,B.
+    #[arg(long, value_delimiter = ',', default_values_t = [crate::mcts::CPUCT_INIT],
+              value_parser = super::parse_cpuct)]
+    cpuct: Vec<f64>,
     /// The root's search of searching players: puct or gumbel
     /// (Sequential Halving's move at the playout limit; with --movetime
     /// the root stays PUCT): one value for both, or A,B.
@@ -141,9 +146,15 @@ impl MatchCommand {
             Some(ms) => format!("movetime={ms}"),
             None => format!("nodes={}", self.nodes),
         };
+        // Named only when it is not the default, so that the files of
+        // matches played before the flag existed still resume.
+        let cpuct = match self.cpuct.as_slice() {
+            [c] if *c == crate::mcts::CPUCT_INIT => String::new(),
+            c => format!(" cpuct={c:?}"),
+        };
         format!(
             "variant={} a={:?} b={:?} a-option={:?} b-option={:?} a-go={:?} b-go={:?} {limit} threads={} \
-             opening-plies={} max-plies={} mate-plies={:?} policy-temperature={:?} root={:?} precision={:?} \
+             opening-plies={} max-plies={} mate-plies={:?} policy-temperature={:?}{cpuct} root={:?} precision={:?} \
              device={:?} seed={} a-is={id_a:?} b-is={id_b:?}",
             self.variant.name(),
             self.a,
@@ -167,6 +178,7 @@ impl MatchCommand {
     fn config(&self) -> Result<crate::selfplay::MatchConfig> {
         let mate_plies = per_player(&self.mate_plies, "--mate-plies")?;
         let policy_temperature = per_player(&self.policy_temperature, "--policy-temperature")?;
+        let cpuct_init = per_player(&self.cpuct, "--cpuct")?;
         let root = per_player(&self.root, "--root")?;
         let gumbel = root.map(|r| (r == super::rl::Root::Gumbel).then(crate::mcts::GumbelParams::default));
         anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
@@ -191,6 +203,7 @@ impl MatchCommand {
             max_plies: self.max_plies,
             mate_plies,
             policy_temperature,
+            cpuct_init,
             gumbel,
             time_margin: std::time::Duration::from_millis(self.time_margin),
             seed: self.seed,

@@ -404,6 +404,7 @@ impl LoopCommand {
             mate_plies: [crate::mcts::MATE_PLIES; 2],
             // As in self-play: the net's own priors.
             policy_temperature: [1.0; 2],
+            cpuct_init: [crate::mcts::CPUCT_INIT; 2],
             gumbel: [None; 2],
             time_margin: crate::selfplay::DEFAULT_TIME_MARGIN,
             seed: self.seed,

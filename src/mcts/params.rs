@@ -12,6 +12,10 @@ pub const MATE_PLIES: u32 = 5;
 /// playouts a move (README).
 pub const POLICY_TEMPERATURE: f64 = 1.5;
 
+/// The PUCT exploration constant's base value c_init (USI `CPuct`,
+/// `--cpuct`; [`SearchParams::cpuct_init`]'s default): AlphaZero's 1.25.
+pub const CPUCT_INIT: f64 = 1.25;
+
 /// Length of the root mate search the engine front ends (USI
 /// `RootMatePlies`, `analyse`) use; [`SearchParams`] leaves it off.
 pub const ENGINE_ROOT_MATE_PLIES: u32 = 7;
@@ -82,7 +86,7 @@ impl Default for SearchParams {
         SearchParams {
             threads: 2,
             batch_size: 32,
-            cpuct_init: 1.25,
+            cpuct_init: CPUCT_INIT,
             cpuct_base: 19652.0,
             fpu_reduction: 0.25,
             fpu_reduction_root: 0.0,

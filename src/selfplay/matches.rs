@@ -57,6 +57,9 @@ pub struct MatchConfig {
     /// Prior temperature of searching players A and B (see
     /// [`SearchParams::policy_temperature`]).
     pub policy_temperature: [f64; 2],
+    /// PUCT exploration constant c_init of searching players A and B (see
+    /// [`SearchParams::cpuct_init`]).
+    pub cpuct_init: [f64; 2],
     /// A Gumbel root (Sequential Halving's move, no noise) for searching
     /// players A and B at a playout limit; None: PUCT.
     pub gumbel: [Option<crate::mcts::GumbelParams>; 2],
@@ -193,7 +196,8 @@ enum Choice {
 
 impl Seat {
     fn new(player: Player, config: &MatchConfig, i: usize) -> Seat {
-        let (mate_plies, policy_temperature) = (config.mate_plies[i], config.policy_temperature[i]);
+        let (mate_plies, policy_temperature, cpuct_init) =
+            (config.mate_plies[i], config.policy_temperature[i], config.cpuct_init[i]);
         match player {
             Player::Search(e) => {
                 let params = SearchParams {
@@ -202,6 +206,7 @@ impl Seat {
                     hash_mib: 64,
                     mate_plies,
                     policy_temperature,
+                    cpuct_init,
                     gumbel: config.gumbel[i].map(|g| crate::mcts::GumbelParams { noise: false, ..g }),
                     ..SearchParams::default()
                 };

@@ -267,6 +267,7 @@ impl Session {
             mate_plies: o.mate_plies,
             root_mate_plies: o.root_mate_plies,
             policy_temperature: o.policy_temperature,
+            cpuct_init: o.cpuct,
             ..SearchParams::default()
         };
         if self.reported != Some((params.threads, params.batch_size)) {
