@@ -158,10 +158,11 @@ pub struct EngineArgs {
     /// Softmax temperature of the net's priors (0.1 to 10; 1: the net's own).
     #[arg(long, default_value_t = crate::mcts::POLICY_TEMPERATURE, value_parser = parse_policy_temperature)]
     pub policy_temperature: f64,
-    /// The PUCT exploration constant c_init (0.1 to 10): higher explores
-    /// more moves before it settles on the best.
-    #[arg(long, default_value_t = crate::mcts::CPUCT_INIT, value_parser = parse_cpuct)]
-    pub cpuct: f64,
+    /// The PUCT exploration constant c_init (0.1 to 10; higher explores
+    /// more moves before it settles on the best). Default: the variant's,
+    /// 2.0 in minishogi, 1.25 in the 9x9 variants.
+    #[arg(long, value_parser = parse_cpuct)]
+    pub cpuct: Option<f64>,
 }
 
 /// How samples labelled by a teacher (`pantheon label`) are trained.

@@ -300,12 +300,12 @@ fn a_match_with_a_results_file_resumes_and_extends() {
     let text = std::fs::read_to_string(&results).unwrap();
     assert_eq!(text.lines().count(), 7, "{text}");
     assert!(text.starts_with("# pantheon match results: variant=minishogi a=\"greedy\" b=\"random\""), "{text}");
-    // The default exploration constant is not named: files written before
-    // `--cpuct` existed resume.
-    assert!(!text.contains("cpuct"), "{text}");
+    // The searching players' exploration constant is named: minishogi's
+    // own by default.
+    assert!(text.contains(" cpuct=[2.0, 2.0] "), "{text}");
 
     // Finished: nothing left to play (the default --cpuct given or not).
-    for extra in [&[][..], &["--cpuct", "1.25"]] {
+    for extra in [&[][..], &["--cpuct", "2"]] {
         let o = greedy_vs_random("6", &[&with_file[..], extra].concat());
         assert!(o.status.success(), "{}", stderr(&o));
         assert!(games(&stdout(&o)).is_empty(), "{}", stdout(&o));
@@ -327,6 +327,7 @@ fn a_match_with_a_results_file_resumes_and_extends() {
     // file, an unwritable path: clear errors, and the file is left as it was.
     let cases: Vec<(Vec<&str>, String, &str)> = vec![
         (vec!["--max-plies", "200"], text.clone(), "holds the games of another match"),
+        (vec!["--cpuct", "1.25"], text.clone(), "holds the games of another match"),
         (vec!["--cpuct", "2,1.25"], text.clone(), "holds the games of another match"),
         (vec![], format!("{text}game seven: A (sente) scores 1: x, 3 plies\n"), "line 8: 'game seven"),
         (vec![], format!("{text}game 3: A (sente) scores 1: x, 3 plies\n"), "holds game 3 twice"),
@@ -350,6 +351,13 @@ fn a_match_with_a_results_file_resumes_and_extends() {
     std::fs::write(&results, [0xff, 0xfe, 0x00]).unwrap();
     let o = greedy_vs_random("4", &with_file);
     assert!(stderr(&o).contains("is not a match results file (not text)"), "{}", stderr(&o));
+    // At 1.25 for both, the one value before `--cpuct` existed, it is not
+    // named, so that the files of those matches still resume.
+    let old = dir.join("old.txt");
+    let o = greedy_vs_random("2", &["--cpuct", "1.25", "--results", old.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let header = std::fs::read_to_string(&old).unwrap();
+    assert!(header.starts_with("# pantheon match results: ") && !header.contains("cpuct"), "{header}");
     let o = greedy_vs_random("2", &["--results", "/no/such/dir/results.txt"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("cannot create /no/such/dir/results.txt"), "{}", stderr(&o));

@@ -22,7 +22,7 @@ pub(super) fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, en
         _ => None,
     };
     let evaluator = crate::nn::NetEvaluator::load(args.variant, &engine.model, engine.device, engine.batch as usize)?;
-    let mut searcher = Searcher::new(std::sync::Arc::new(evaluator), search_params(engine));
+    let mut searcher = Searcher::new(std::sync::Arc::new(evaluator), search_params(engine, args.variant));
     searcher.set_position(&game);
     let limits = Limits { nodes, movetime, ..Limits::default() };
     let variant = args.variant;
@@ -52,7 +52,7 @@ pub(super) fn analyse(args: &GameArgs, time: Option<f64>, nodes: Option<u64>, en
     Ok(())
 }
 
-fn search_params(engine: &EngineArgs) -> crate::mcts::SearchParams {
+fn search_params(engine: &EngineArgs, variant: Variant) -> crate::mcts::SearchParams {
     crate::mcts::SearchParams {
         threads: engine.threads as usize,
         batch_size: engine.batch as usize,
@@ -61,7 +61,7 @@ fn search_params(engine: &EngineArgs) -> crate::mcts::SearchParams {
         mate_plies: engine.mate_plies,
         root_mate_plies: engine.root_mate_plies,
         policy_temperature: engine.policy_temperature,
-        cpuct_init: engine.cpuct,
+        cpuct_init: engine.cpuct.unwrap_or_else(|| crate::mcts::engine_cpuct(variant)),
         ..crate::mcts::SearchParams::default()
     }
 }

@@ -70,9 +70,9 @@ pub struct MatchCommand {
               value_parser = parse_policy_temperature)]
     policy_temperature: Vec<f64>,
     /// PUCT exploration constant c_init of searching players (0.1 to 10):
-    /// one value for both, or A,B.
-    #[arg(long, value_delimiter = ',', default_values_t = [crate::mcts::CPUCT_INIT],
-              value_parser = super::parse_cpuct)]
+    /// one value for both, or A,B. Default: the variant's, 2.0 in
+    /// minishogi, 1.25 in the 9x9 variants.
+    #[arg(long, value_delimiter = ',', value_parser = super::parse_cpuct)]
     cpuct: Vec<f64>,
     /// The root's search of searching players: puct or gumbel
     /// (Sequential Halving's move at the playout limit; with --movetime
@@ -146,11 +146,12 @@ impl MatchCommand {
             Some(ms) => format!("movetime={ms}"),
             None => format!("nodes={}", self.nodes),
         };
-        // Named only when it is not the default, so that the files of
-        // matches played before the flag existed still resume.
-        let cpuct = match self.cpuct.as_slice() {
-            [c] if *c == crate::mcts::CPUCT_INIT => String::new(),
-            c => format!(" cpuct={c:?}"),
+        // Named unless both play 1.25, the one value matches were played
+        // with before the flag existed, so that their files still resume.
+        let cpuct = match self.cpuct_init() {
+            Ok(c) if c == [crate::mcts::CPUCT_INIT; 2] => String::new(),
+            Ok(c) => format!(" cpuct={c:?}"),
+            Err(_) => format!(" cpuct={:?}", self.cpuct),
         };
         format!(
             "variant={} a={:?} b={:?} a-option={:?} b-option={:?} a-go={:?} b-go={:?} {limit} threads={} \
@@ -175,10 +176,18 @@ impl MatchCommand {
         )
     }
 
+    /// The searching players' c_init: `--cpuct`, or the variant's.
+    fn cpuct_init(&self) -> Result<[f64; 2]> {
+        match self.cpuct.as_slice() {
+            [] => Ok([crate::mcts::engine_cpuct(self.variant); 2]),
+            c => per_player(c, "--cpuct"),
+        }
+    }
+
     fn config(&self) -> Result<crate::selfplay::MatchConfig> {
         let mate_plies = per_player(&self.mate_plies, "--mate-plies")?;
         let policy_temperature = per_player(&self.policy_temperature, "--policy-temperature")?;
-        let cpuct_init = per_player(&self.cpuct, "--cpuct")?;
+        let cpuct_init = self.cpuct_init()?;
         let root = per_player(&self.root, "--root")?;
         let gumbel = root.map(|r| (r == super::rl::Root::Gumbel).then(crate::mcts::GumbelParams::default));
         anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");

@@ -19,7 +19,9 @@ pub use evaluator::{
 pub use gumbel::GumbelParams;
 pub use limits::{Clock, Limits, TimeBudget, budget};
 pub use mate::{find_mate, find_mate_until, find_mated, mate_in_one, mate_line};
-pub use params::{CPUCT_INIT, ENGINE_ROOT_MATE_PLIES, MATE_PLIES, POLICY_TEMPERATURE, SearchParams, cores};
+pub use params::{
+    CPUCT_INIT, ENGINE_ROOT_MATE_PLIES, MATE_PLIES, POLICY_TEMPERATURE, SearchParams, cores, engine_cpuct,
+};
 pub use rng::Rng;
 pub use search::{PvLine, Score, SearchInfo, SearchResult, Searcher};
 pub use tree::Proof;

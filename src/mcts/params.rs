@@ -1,5 +1,7 @@
 //! Search parameters.
 
+use crate::rules::Variant;
+
 /// Default length of the leaf mate search, in plies (USI `MatePlies`,
 /// `--mate-plies`).
 pub const MATE_PLIES: u32 = 5;
@@ -12,9 +14,22 @@ pub const MATE_PLIES: u32 = 5;
 /// playouts a move (README).
 pub const POLICY_TEMPERATURE: f64 = 1.5;
 
-/// The PUCT exploration constant's base value c_init (USI `CPuct`,
-/// `--cpuct`; [`SearchParams::cpuct_init`]'s default): AlphaZero's 1.25.
+/// The PUCT exploration constant's base value c_init that
+/// [`SearchParams`] keeps, as self-play and the loop's gate do:
+/// AlphaZero's 1.25.
 pub const CPUCT_INIT: f64 = 1.25;
+
+/// The c_init the engine front ends play `variant` with (USI `CPuct` 0,
+/// `analyse`, `match`): 2.0 in minishogi, where it scored 56.2% [51.4,
+/// 61.0] in 400 games against 1.25 at 3,200 and 5,600 playouts a move
+/// (docs/strength.md); [`CPUCT_INIT`] in the 9x9 variants, where no other
+/// value has been measured.
+pub fn engine_cpuct(variant: Variant) -> f64 {
+    match variant {
+        Variant::Minishogi => 2.0,
+        _ => CPUCT_INIT,
+    }
+}
 
 /// Length of the root mate search the engine front ends (USI
 /// `RootMatePlies`, `analyse`) use; [`SearchParams`] leaves it off.

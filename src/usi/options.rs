@@ -1,7 +1,7 @@
 //! The engine's USI options: the table `usi` prints and the values
 //! `setoption` changes, checked against their ranges.
 
-use crate::mcts::{CPUCT_INIT, ENGINE_ROOT_MATE_PLIES, MATE_PLIES, POLICY_TEMPERATURE};
+use crate::mcts::{ENGINE_ROOT_MATE_PLIES, MATE_PLIES, POLICY_TEMPERATURE};
 use crate::rules::Variant;
 
 /// A USI option's type, default and range.
@@ -41,7 +41,7 @@ pub const SPECS: &[Spec] = &[
         name: "PolicyTemperature",
         kind: Kind::Spin { default: (POLICY_TEMPERATURE * 100.0).round() as i64, min: 10, max: 1000 },
     },
-    Spec { name: "CPuct", kind: Kind::Spin { default: (CPUCT_INIT * 100.0).round() as i64, min: 10, max: 1000 } },
+    Spec { name: "CPuct", kind: Kind::Spin { default: 0, min: 0, max: 1000 } },
 ];
 
 /// Current option values.
@@ -76,8 +76,9 @@ pub struct Options {
     pub root_mate_plies: u32,
     /// Temperature of the network's priors (the option is in hundredths).
     pub policy_temperature: f64,
-    /// The PUCT exploration constant c_init (the option is in hundredths).
-    pub cpuct: f64,
+    /// The PUCT exploration constant c_init (the option is in hundredths;
+    /// None, the option's 0: the variant's, [`crate::mcts::engine_cpuct`]).
+    pub cpuct: Option<f64>,
 }
 
 impl Default for Options {
@@ -97,7 +98,7 @@ impl Default for Options {
             mate_plies: MATE_PLIES,
             root_mate_plies: ENGINE_ROOT_MATE_PLIES,
             policy_temperature: POLICY_TEMPERATURE,
-            cpuct: CPUCT_INIT,
+            cpuct: None,
         }
     }
 }
@@ -187,7 +188,7 @@ impl Options {
                     "MatePlies" => self.mate_plies = v as u32,
                     "RootMatePlies" => self.root_mate_plies = v as u32,
                     "PolicyTemperature" => self.policy_temperature = v as f64 / 100.0,
-                    "CPuct" => self.cpuct = v as f64 / 100.0,
+                    "CPuct" => self.cpuct = (v > 0).then(|| v as f64 / 100.0),
                     _ => unreachable!("every spin option is handled"),
                 }
             }
@@ -240,9 +241,11 @@ mod tests {
         o.set("PolicyTemperature", Some("100")).unwrap();
         assert_eq!(o.policy_temperature, 1.0, "the option is in hundredths");
         assert!(matches!(o.set("PolicyTemperature", Some("5")), Err(OptionError::OutOfRange { .. })));
-        assert_eq!(o.cpuct, CPUCT_INIT);
+        assert_eq!(o.cpuct, None);
         o.set("cpuct", Some("200")).unwrap();
-        assert_eq!(o.cpuct, 2.0, "the option is in hundredths");
+        assert_eq!(o.cpuct, Some(2.0), "the option is in hundredths");
+        o.set("CPuct", Some("0")).unwrap();
+        assert_eq!(o.cpuct, None, "0: the variant's value");
         assert!(matches!(o.set("CPuct", Some("1001")), Err(OptionError::OutOfRange { .. })));
         assert!(matches!(o.set("CPuct", Some("2.0")), Err(OptionError::NotANumber { .. })));
         assert_eq!(usi_lines().len(), SPECS.len());

@@ -267,7 +267,7 @@ impl Session {
             mate_plies: o.mate_plies,
             root_mate_plies: o.root_mate_plies,
             policy_temperature: o.policy_temperature,
-            cpuct_init: o.cpuct,
+            cpuct_init: o.cpuct.unwrap_or_else(|| crate::mcts::engine_cpuct(o.variant)),
             ..SearchParams::default()
         };
         if self.reported != Some((params.threads, params.batch_size)) {
