@@ -300,12 +300,12 @@ fn a_match_with_a_results_file_resumes_and_extends() {
     let text = std::fs::read_to_string(&results).unwrap();
     assert_eq!(text.lines().count(), 7, "{text}");
     assert!(text.starts_with("# pantheon match results: variant=minishogi a=\"greedy\" b=\"random\""), "{text}");
-    // The searching players' exploration constant is named: minishogi's
-    // own by default.
-    assert!(text.contains(" cpuct=[2.0, 2.0] "), "{text}");
+    // Players that do not search have no exploration constant to name.
+    assert!(!text.contains("cpuct"), "{text}");
 
-    // Finished: nothing left to play (the default --cpuct given or not).
-    for extra in [&[][..], &["--cpuct", "2"]] {
+    // Finished: nothing left to play (with any --cpuct: these players do
+    // not search).
+    for extra in [&[][..], &["--cpuct", "1.25"]] {
         let o = greedy_vs_random("6", &[&with_file[..], extra].concat());
         assert!(o.status.success(), "{}", stderr(&o));
         assert!(games(&stdout(&o)).is_empty(), "{}", stdout(&o));
@@ -327,8 +327,6 @@ fn a_match_with_a_results_file_resumes_and_extends() {
     // file, an unwritable path: clear errors, and the file is left as it was.
     let cases: Vec<(Vec<&str>, String, &str)> = vec![
         (vec!["--max-plies", "200"], text.clone(), "holds the games of another match"),
-        (vec!["--cpuct", "1.25"], text.clone(), "holds the games of another match"),
-        (vec!["--cpuct", "2,1.25"], text.clone(), "holds the games of another match"),
         (vec![], format!("{text}game seven: A (sente) scores 1: x, 3 plies\n"), "line 8: 'game seven"),
         (vec![], format!("{text}game 3: A (sente) scores 1: x, 3 plies\n"), "holds game 3 twice"),
         (vec![], format!("{text}game 4: A (gote) scores 2: x, 3 plies\n"), "line 8"),
@@ -351,13 +349,6 @@ fn a_match_with_a_results_file_resumes_and_extends() {
     std::fs::write(&results, [0xff, 0xfe, 0x00]).unwrap();
     let o = greedy_vs_random("4", &with_file);
     assert!(stderr(&o).contains("is not a match results file (not text)"), "{}", stderr(&o));
-    // At 1.25 for both, the one value before `--cpuct` existed, it is not
-    // named, so that the files of those matches still resume.
-    let old = dir.join("old.txt");
-    let o = greedy_vs_random("2", &["--cpuct", "1.25", "--results", old.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let header = std::fs::read_to_string(&old).unwrap();
-    assert!(header.starts_with("# pantheon match results: ") && !header.contains("cpuct"), "{header}");
     let o = greedy_vs_random("2", &["--results", "/no/such/dir/results.txt"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("cannot create /no/such/dir/results.txt"), "{}", stderr(&o));
@@ -365,12 +356,12 @@ fn a_match_with_a_results_file_resumes_and_extends() {
 }
 
 #[test]
-fn a_results_file_is_not_resumed_with_other_weights_under_the_same_name() {
+fn a_results_file_is_not_resumed_with_other_weights_or_exploration_constant() {
     let dir = fresh_dir("results-net");
     let net = dir.join("net.pnet");
     let results = dir.join("results.txt");
-    let play = |games: &str| {
-        pantheon(&[
+    let play_with = |games: &str, extra: &[&str]| {
+        let mut args = vec![
             "match",
             "--variant",
             "minishogi",
@@ -388,8 +379,11 @@ fn a_results_file_is_not_resumed_with_other_weights_under_the_same_name() {
             "3",
             "--results",
             results.to_str().unwrap(),
-        ])
+        ];
+        args.extend_from_slice(extra);
+        pantheon(&args)
     };
+    let play = |games: &str| play_with(games, &[]);
     nets::init_tiny_net(&net, 1);
     let first = std::fs::read(&net).unwrap();
     let o = play("2");
@@ -406,6 +400,20 @@ fn a_results_file_is_not_resumed_with_other_weights_under_the_same_name() {
     let o = play("4");
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("2 games played before, 2 to play"), "{}", stderr(&o));
+    // The net searches with minishogi's exploration constant, which the
+    // file names; another one is another match.
+    let text = std::fs::read_to_string(&results).unwrap();
+    assert!(text.lines().next().unwrap().contains(" cpuct=[2.0, 2.0] "), "{text}");
+    let o = play_with("4", &["--cpuct", "2,1.25"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("holds the games of another match"), "{}", stderr(&o));
+    // At 1.25, the one value before `--cpuct` existed, it is not named, so
+    // that the files of those matches still resume.
+    std::fs::remove_file(&results).unwrap();
+    let o = play_with("2", &["--cpuct", "1.25"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let header = std::fs::read_to_string(&results).unwrap();
+    assert!(header.starts_with("# pantheon match results: ") && !header.contains("cpuct"), "{header}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -146,10 +146,13 @@ impl MatchCommand {
             Some(ms) => format!("movetime={ms}"),
             None => format!("nodes={}", self.nodes),
         };
-        // Named unless both play 1.25, the one value matches were played
-        // with before the flag existed, so that their files still resume.
+        // c_init matters only to the players that search here (nets,
+        // `uniform`). It is named unless each of them plays 1.25, the one
+        // value matches were played with before the flag existed, so that
+        // their files still resume.
+        let searches = [&self.a, &self.b].map(|p| !p.starts_with("usi:") && p != "random" && p != "greedy");
         let cpuct = match self.cpuct_init() {
-            Ok(c) if c == [crate::mcts::CPUCT_INIT; 2] => String::new(),
+            Ok(c) if (0..2).all(|i| !searches[i] || c[i] == crate::mcts::CPUCT_INIT) => String::new(),
             Ok(c) => format!(" cpuct={c:?}"),
             Err(_) => format!(" cpuct={:?}", self.cpuct),
         };
