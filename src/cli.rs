@@ -244,20 +244,22 @@ fn per_player<T: Copy>(values: &[T], flag: &str) -> Result<[T; 2]> {
     }
 }
 
+/// A number from 0.1 to 10; `what` names it in the error.
+fn parse_tenth_to_ten(text: &str, what: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if (0.1..=10.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{text}' is not {what} from 0.1 to 10")),
+    }
+}
+
 /// A prior temperature from 0.1 to 10.
 fn parse_policy_temperature(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(t) if (0.1..=10.0).contains(&t) => Ok(t),
-        _ => Err(format!("'{text}' is not a temperature from 0.1 to 10")),
-    }
+    parse_tenth_to_ten(text, "a temperature")
 }
 
 /// A PUCT exploration constant from 0.1 to 10.
 fn parse_cpuct(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(c) if (0.1..=10.0).contains(&c) => Ok(c),
-        _ => Err(format!("'{text}' is not an exploration constant from 0.1 to 10")),
-    }
+    parse_tenth_to_ten(text, "an exploration constant")
 }
 
 /// How tsume samples are made (`pantheon tsume`, `pantheon loop --tsume`).

@@ -110,7 +110,8 @@ impl MatchCommand {
         let (pb, id_b) = self.player(&self.b, &self.b_options, &self.b_go, precision[1])?;
         let (results, done) = match &self.results {
             Some(path) => {
-                let (file, done) = ResultsFile::open(path, &self.fingerprint(&id_a, &id_b), games)?;
+                let fingerprint = self.fingerprint([(&pa, &id_a), (&pb, &id_b)], config.cpuct_init);
+                let (file, done) = ResultsFile::open(path, &fingerprint, games)?;
                 if !done.is_empty() {
                     eprintln!("{}: {} games played before, {} to play", path.display(), done.len(), games - done.len());
                 }
@@ -138,10 +139,11 @@ impl MatchCommand {
     /// The settings and players that decide the games, as one line: a
     /// results file holds games of one match only. The number of games is
     /// not part of it (the first games of a longer match are the same).
-    /// `id_a` and `id_b` name what plays (an engine's name, a net's
+    /// `players` are A and B with what plays (an engine's name, a net's
     /// weights), so that a changed weight file or engine does not resume
-    /// another's match.
-    fn fingerprint(&self, id_a: &str, id_b: &str) -> String {
+    /// another's match; `cpuct_init` is the searching players' c_init.
+    fn fingerprint(&self, players: [(&crate::selfplay::Player, &str); 2], cpuct_init: [f64; 2]) -> String {
+        let [(_, id_a), (_, id_b)] = players;
         let limit = match self.movetime {
             Some(ms) => format!("movetime={ms}"),
             None => format!("nodes={}", self.nodes),
@@ -150,11 +152,13 @@ impl MatchCommand {
         // `uniform`). It is named unless each of them plays 1.25, the one
         // value matches were played with before the flag existed, so that
         // their files still resume.
-        let searches = [&self.a, &self.b].map(|p| !p.starts_with("usi:") && p != "random" && p != "greedy");
-        let cpuct = match self.cpuct_init() {
-            Ok(c) if (0..2).all(|i| !searches[i] || c[i] == crate::mcts::CPUCT_INIT) => String::new(),
-            Ok(c) => format!(" cpuct={c:?}"),
-            Err(_) => format!(" cpuct={:?}", self.cpuct),
+        let at_old_value = |((player, _), c): ((&crate::selfplay::Player, &str), f64)| {
+            !matches!(player, crate::selfplay::Player::Search(_)) || c == crate::mcts::CPUCT_INIT
+        };
+        let cpuct = if players.into_iter().zip(cpuct_init).all(at_old_value) {
+            String::new()
+        } else {
+            format!(" cpuct={cpuct_init:?}")
         };
         format!(
             "variant={} a={:?} b={:?} a-option={:?} b-option={:?} a-go={:?} b-go={:?} {limit} threads={} \
@@ -179,18 +183,14 @@ impl MatchCommand {
         )
     }
 
-    /// The searching players' c_init: `--cpuct`, or the variant's.
-    fn cpuct_init(&self) -> Result<[f64; 2]> {
-        match self.cpuct.as_slice() {
-            [] => Ok([crate::mcts::engine_cpuct(self.variant); 2]),
-            c => per_player(c, "--cpuct"),
-        }
-    }
-
     fn config(&self) -> Result<crate::selfplay::MatchConfig> {
         let mate_plies = per_player(&self.mate_plies, "--mate-plies")?;
         let policy_temperature = per_player(&self.policy_temperature, "--policy-temperature")?;
-        let cpuct_init = self.cpuct_init()?;
+        // The searching players' c_init: `--cpuct`, or the variant's.
+        let cpuct_init = match self.cpuct.as_slice() {
+            [] => [crate::mcts::engine_cpuct(self.variant); 2],
+            c => per_player(c, "--cpuct")?,
+        };
         let root = per_player(&self.root, "--root")?;
         let gumbel = root.map(|r| (r == super::rl::Root::Gumbel).then(crate::mcts::GumbelParams::default));
         anyhow::ensure!(mate_plies.iter().all(|&p| p <= 9), "--mate-plies must be 0 to 9");
