@@ -114,7 +114,7 @@ fn output_to_a_closed_pipe_ends_quietly_and_a_full_disk_is_an_error() {
 
 #[test]
 fn bad_input_fails_cleanly_with_a_message() {
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["perft", "--variant", "chess", "--depth", "1"], "unknown variant 'chess'"),
         (
             &["perft", "--variant", "minishogi", "--sfen", "rbsgk/4p/5/P4/KGSBX b - 1", "--depth", "1"],
@@ -129,6 +129,11 @@ fn bad_input_fails_cleanly_with_a_message() {
             "--greedy-share must be between 0 and 1",
         ),
         (&["loop", "--variant", "minishogi", "--dir", "unused", "--greedy-share=2"], "--greedy-share must be"),
+        (
+            &["selfplay", "--variant", "minishogi", "--games", "1", "--out", "unused", "--cpuct", "0"],
+            "'0' is not an exploration constant from 0.1 to 10",
+        ),
+        (&["loop", "--variant", "minishogi", "--dir", "unused", "--cpuct=wide"], "is not an exploration constant"),
     ];
     for (args, message) in cases {
         let o = pantheon(args);

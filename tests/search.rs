@@ -13,6 +13,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "support/hashed.rs"]
+mod hashed;
+use hashed::HashedValues;
+
 fn searcher(threads: usize) -> Searcher {
     let params = SearchParams { threads, batch_size: 8, hash_mib: 64, ..SearchParams::default() };
     Searcher::new(Arc::new(UniformEvaluator), params)
@@ -440,31 +444,6 @@ fn policy_temperature_flattens_the_priors() {
         assert!(close(priors[0], first / sum), "T {t}: {} vs {}", priors[0], first / sum);
         assert!(close(priors[n - 1], other / sum), "T {t}: {} vs {}", priors[n - 1], other / sum);
         assert!(priors[n - 1] > 0.0, "T {t}");
-    }
-}
-
-/// Uniform priors, and a value drawn from the position's hash: each root
-/// move leads to a subtree of its own worth.
-struct HashedValues;
-
-impl pantheon::mcts::Evaluator for HashedValues {
-    fn evaluate(&self, batch: &[pantheon::mcts::EvalRequest]) -> Vec<pantheon::mcts::Evaluation> {
-        batch
-            .iter()
-            .map(|r| {
-                let n = r.moves.len();
-                let value = (r.position.hash() % 2001) as f32 / 1000.0 - 1.0;
-                pantheon::mcts::Evaluation { value: value * 0.9, policy: vec![1.0 / n as f32; n] }
-            })
-            .collect()
-    }
-
-    fn max_batch(&self) -> usize {
-        64
-    }
-
-    fn name(&self) -> String {
-        "hashed values".into()
     }
 }
 

@@ -9,6 +9,9 @@ use pantheon::selfplay::{Sample, SearchTargets, SelfPlayConfig, Shard, ShardErro
 use std::path::PathBuf;
 use std::sync::Arc;
 
+#[path = "support/hashed.rs"]
+mod hashed;
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("pantheon-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -43,6 +46,7 @@ fn tiny_selfplay(variant: Variant, out: PathBuf) -> SelfPlayConfig {
         model_id: "tiny".into(),
         gumbel: None,
         forced_playouts: None,
+        cpuct_init: pantheon::mcts::CPUCT_INIT,
         deadline: None,
     }
 }
@@ -500,4 +504,32 @@ fn correlation_of_known_series() {
     assert!((correlation(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]).unwrap() + 1.0).abs() < 1e-12);
     assert_eq!(correlation(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0]), None);
     assert_eq!(correlation(&[1.0], &[1.0]), None);
+}
+
+#[test]
+fn the_exploration_constant_reaches_the_self_play_searches() {
+    // The first move's visit counts of one game at c_init 0.25 and at 4.0,
+    // same seed, an evaluator whose values differ from move to move: the
+    // smaller constant puts more of them on its top move.
+    let variant = Variant::Minishogi;
+    let top_visits = |cpuct_init: f64| {
+        let dir = temp_dir(&format!("selfplay-cpuct-{cpuct_init}"));
+        let sp = SelfPlayConfig {
+            games: 1,
+            parallel: 1,
+            visits: 400,
+            full_share: 1.0,
+            max_plies: 2,
+            cpuct_init,
+            ..tiny_selfplay(variant, dir.clone())
+        };
+        play(&sp, Arc::new(hashed::HashedValues), &|_| {}).unwrap();
+        let (samples, _) = read_dir(&dir, variant, usize::MAX).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let first =
+            samples.iter().find(|s| s.position == Position::startpos(variant)).expect("the first move's sample");
+        first.policy.iter().map(|&(_, n)| n).max().unwrap()
+    };
+    let (narrow, wide) = (top_visits(0.25), top_visits(4.0));
+    assert!(narrow > wide, "top move's visits: {narrow} at c_init 0.25, {wide} at 4.0");
 }

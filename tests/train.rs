@@ -99,6 +99,7 @@ fn the_loop_runs_generations_and_resumes() {
             model_id: String::new(),
             gumbel: None,
             forced_playouts: None,
+            cpuct_init: pantheon::mcts::CPUCT_INIT,
             deadline: None,
         },
         train: TrainConfig { steps: 4, checkpoint_every: 2, ..tc.clone() },

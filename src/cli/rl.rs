@@ -51,6 +51,10 @@ pub struct SelfPlayTuning {
     /// target is then the pruned visits.
     #[arg(long, default_value_t = 0.0)]
     forced_playouts: f64,
+    /// PUCT's exploration constant c_init in the self-play searches and
+    /// the loop's gate matches (0.1 to 10; higher explores more).
+    #[arg(long, default_value_t = crate::mcts::CPUCT_INIT, value_parser = parse_cpuct)]
+    cpuct: f64,
 }
 
 /// The root's search in self-play.
@@ -121,6 +125,7 @@ impl SelfPlayTuning {
             model_id: String::new(),
             gumbel,
             forced_playouts: (self.forced_playouts > 0.0).then_some(self.forced_playouts),
+            cpuct_init: self.cpuct,
             deadline: None,
         })
     }
@@ -404,7 +409,7 @@ impl LoopCommand {
             mate_plies: [crate::mcts::MATE_PLIES; 2],
             // As in self-play: the net's own priors.
             policy_temperature: [1.0; 2],
-            cpuct_init: [crate::mcts::CPUCT_INIT; 2],
+            cpuct_init: [selfplay.cpuct_init; 2],
             gumbel: [None; 2],
             time_margin: crate::selfplay::DEFAULT_TIME_MARGIN,
             seed: self.seed,

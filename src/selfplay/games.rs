@@ -61,6 +61,9 @@ pub struct SelfPlayConfig {
     /// their records then hold the visits after policy target pruning as
     /// the improved policy (the raw visits stay).
     pub forced_playouts: Option<f64>,
+    /// PUCT's exploration constant c_init in every search (see
+    /// [`SearchParams::cpuct_init`]; [`crate::mcts::CPUCT_INIT`] by default).
+    pub cpuct_init: f64,
     /// When to stop: no game starts after it, and the games still going
     /// are dropped unwritten (a rerun of the same command plays them).
     pub deadline: Option<Instant>,
@@ -105,6 +108,7 @@ pub fn play(
                     batch_size: config.leaves_per_game,
                     hash_mib: 64,
                     cache_entries: 1 << 14,
+                    cpuct_init: config.cpuct_init,
                     ..SearchParams::default()
                 };
                 let mut searcher = Searcher::new(shared.clone(), params);
