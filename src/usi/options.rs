@@ -188,6 +188,11 @@ impl Options {
                     "MatePlies" => self.mate_plies = v as u32,
                     "RootMatePlies" => self.root_mate_plies = v as u32,
                     "PolicyTemperature" => self.policy_temperature = v as f64 / 100.0,
+                    // 0: the variant's value; any other from 10 (0.1, as
+                    // `--cpuct`) up.
+                    "CPuct" if (1..10).contains(&v) => {
+                        return Err(OptionError::OutOfRange { name: canonical.into(), value: v, min: 10, max: *max });
+                    }
                     "CPuct" => self.cpuct = (v > 0).then(|| v as f64 / 100.0),
                     _ => unreachable!("every spin option is handled"),
                 }
@@ -247,6 +252,8 @@ mod tests {
         o.set("CPuct", Some("0")).unwrap();
         assert_eq!(o.cpuct, None, "0: the variant's value");
         assert!(matches!(o.set("CPuct", Some("1001")), Err(OptionError::OutOfRange { .. })));
+        assert!(matches!(o.set("CPuct", Some("9")), Err(OptionError::OutOfRange { min: 10, .. })));
+        assert_eq!(o.cpuct, None, "a refused value changes nothing");
         assert!(matches!(o.set("CPuct", Some("2.0")), Err(OptionError::NotANumber { .. })));
         assert_eq!(usi_lines().len(), SPECS.len());
     }
