@@ -415,14 +415,23 @@ fn a_bad_model_file_is_reported_the_shipped_net_used_and_the_device_named() {
     let lines = e.until("readyok");
     assert!(lines.iter().any(|l| l.contains("not minishogi")), "{lines:?}");
     e.send("setoption name ModelFile value <empty>");
-    // bf16 on the CPU where it has AVX-512 BF16; elsewhere a clear error
-    // and the f32 net.
+    // Precision auto (the default): bf16 on the CPU where it multiplies
+    // bf16 matrices, on its fastest kernel; f32 elsewhere.
     e.send("setoption name Device value cpu");
+    e.send("go nodes 50");
+    let lines = e.until("bestmove");
+    let evaluator = lines.iter().find(|l| l.starts_with("info string evaluator:")).expect("the evaluator is named");
+    match pantheon::nn::bf16::Kernel::best() {
+        Some(kernel) => assert!(evaluator.ends_with(&format!(", bf16 on {kernel}")), "{evaluator}"),
+        None => assert!(!evaluator.contains("bf16"), "{evaluator}"),
+    }
+    // bf16 on the CPU where it has AMX or AVX-512 BF16; elsewhere a clear
+    // error and the f32 net.
     e.send("setoption name Precision value bf16");
     e.send("go nodes 50");
     let lines = e.until("bestmove");
     if pantheon::nn::bf16::supported() {
-        assert!(lines.iter().any(|l| l.starts_with("info string evaluator:") && l.ends_with(", bf16")), "{lines:?}");
+        assert!(lines.iter().any(|l| l.starts_with("info string evaluator:") && l.contains(", bf16 on ")), "{lines:?}");
     } else {
         assert!(lines.iter().any(|l| l.starts_with("info string error") && l.contains("bf16")), "{lines:?}");
     }

@@ -79,8 +79,9 @@ pub struct MatchCommand {
     /// the root stays PUCT): one value for both, or A,B.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [super::rl::Root::Puct])]
     root: Vec<super::rl::Root>,
-    /// The nets' number format: f32, bf16 (CPU with AVX-512 BF16) or f16
-    /// (GPU): one value for both, or A,B.
+    /// The nets' number format: f32, bf16 (CPU with AMX or AVX-512 BF16),
+    /// f16 (GPU) or auto (bf16 where it can be, else f32; what the USI
+    /// engine plays by default): one value for both, or A,B.
     #[arg(long, value_delimiter = ',', default_values_t = [crate::nn::Precision::F32])]
     precision: Vec<crate::nn::Precision>,
     /// Write each game to this file as it ends: a comment line with the

@@ -8,6 +8,65 @@
 //! and `2p + 1` (high half) along the summed dimension, padded with a zero
 //! when that dimension is odd.
 
+/// The instructions that multiply bf16 matrices: AMX's tiles
+/// ([`super::amx`]) or AVX-512 BF16's vectors (this module's kernel).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    Amx,
+    Avx512,
+}
+
+named_enum!(Kernel, "bf16 kernel", { Amx => "amx", Avx512 => "avx512" });
+
+impl Kernel {
+    /// The fastest kernel this CPU runs: AMX where it has it, else
+    /// AVX-512 BF16; `None` with neither.
+    pub fn best() -> Option<Kernel> {
+        if super::amx::supported() && supported() {
+            Some(Kernel::Amx)
+        } else if supported() {
+            Some(Kernel::Avx512)
+        } else {
+            None
+        }
+    }
+
+    /// Whether this CPU (and OS) runs it.
+    pub fn available(self) -> bool {
+        match self {
+            Kernel::Amx => super::amx::supported() && supported(),
+            Kernel::Avx512 => supported(),
+        }
+    }
+
+    /// Pairs along a summed dimension of `k` as this kernel's operands
+    /// hold them (AMX's padded to whole tiles).
+    pub fn pairs(self, k: usize) -> usize {
+        match self {
+            Kernel::Amx => pairs(k).next_multiple_of(super::amx::TILE),
+            Kernel::Avx512 => pairs(k),
+        }
+    }
+
+    /// Rows of the left operand for a product of `m` rows (AMX's padded to
+    /// whole tiles).
+    pub fn rows(self, m: usize) -> usize {
+        match self {
+            Kernel::Amx => m.next_multiple_of(super::amx::TILE),
+            Kernel::Avx512 => m,
+        }
+    }
+
+    /// `out[m x n] = lhs[rows(m) x k2] * rhs[k2 x n]` in pairs, `k2` from
+    /// [`Kernel::pairs`]; call only where [`Kernel::available`].
+    pub fn matmul(self, out: &mut [f32], lhs: &[u32], rhs: &[u32], m: usize, k2: usize, n: usize) {
+        match self {
+            Kernel::Amx => super::amx::matmul(out, lhs, rhs, m, k2, n),
+            Kernel::Avx512 => matmul(out, lhs, rhs, m, k2, n),
+        }
+    }
+}
+
 /// Whether this CPU has the instructions.
 pub fn supported() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -27,6 +86,22 @@ pub fn to_bf16(x: f32) -> u16 {
     let rounded = (bits.wrapping_add(0x7fff + ((bits >> 16) & 1)) >> 16) as u16;
     // A NaN stays a NaN (quiet), whatever rounding did to its payload.
     if x.is_nan() { ((bits >> 16) | 0x40) as u16 } else { rounded }
+}
+
+/// `dst[i] = to_bf16(src[i])` (with AVX-512 BF16's conversion where the
+/// CPU has it: the same rounding, sixteen at a time).
+pub fn round(src: &[f32], dst: &mut [u16]) {
+    assert_eq!(src.len(), dst.len());
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if supported() {
+        // SAFETY: the CPU has the instructions, and both slices have the
+        // same length (asserted).
+        done = unsafe { x86::round(src, dst) };
+    }
+    for (d, &x) in dst[done..].iter_mut().zip(&src[done..]) {
+        *d = to_bf16(x);
+    }
 }
 
 /// The f32 value of a bf16.
@@ -71,6 +146,22 @@ mod x86 {
     /// Rows of a register block: 8 rows by up to 3 vectors of 16 columns
     /// is 24 accumulators of the 32 registers.
     const ROWS: usize = 8;
+
+    /// Rounds the whole vectors of 16 of `src` into `dst` (of the same
+    /// length); returns how many it did.
+    #[target_feature(enable = "avx512f,avx512bf16")]
+    pub unsafe fn round(src: &[f32], dst: &mut [u16]) -> usize {
+        let whole = src.len() / 16 * 16;
+        for i in (0..whole).step_by(16) {
+            // SAFETY: i + 16 <= whole <= the length of both slices.
+            unsafe {
+                let x = _mm512_loadu_ps(src.as_ptr().add(i));
+                let h = _mm512_cvtneps_pbh(x);
+                _mm256_storeu_si256(dst.as_mut_ptr().add(i).cast(), std::mem::transmute::<__m256bh, __m256i>(h));
+            }
+        }
+        whole
+    }
 
     #[target_feature(enable = "avx512f,avx512bf16")]
     pub unsafe fn matmul(out: &mut [f32], lhs: &[u32], rhs: &[u32], m: usize, k2: usize, n: usize) {
@@ -152,6 +243,27 @@ mod tests {
         let h = u32::from(to_bf16(value));
         let w = &mut row[e / 2];
         *w = if e.is_multiple_of(2) { (*w & 0xffff_0000) | h } else { (*w & 0xffff) | (h << 16) };
+    }
+
+    #[test]
+    fn rounding_a_slice_rounds_each_as_to_bf16() {
+        let src: Vec<f32> = (0..37)
+            .map(|i| match i {
+                3 => f32::NAN,
+                5 => 1.0 + 1.0 / 256.0,
+                7 => -0.0,
+                _ => ((i * 7919 % 1013) as f32 - 500.0) / 7.3,
+            })
+            .collect();
+        let mut dst = vec![0u16; src.len()];
+        round(&src, &mut dst);
+        for (i, (&x, &h)) in src.iter().zip(&dst).enumerate() {
+            if x.is_nan() {
+                assert!(from_bf16(h).is_nan(), "{i}");
+            } else {
+                assert_eq!(h, to_bf16(x), "{i}: {x}");
+            }
+        }
     }
 
     #[test]

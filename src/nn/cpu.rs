@@ -34,9 +34,17 @@ struct Conv {
     outputs: usize,
     weights: Vec<f32>,
     bias: Vec<f32>,
-    /// The weights as bf16 pairs (`[pairs(k * k * inputs), outputs]`) when
-    /// this convolution runs in bf16.
-    packed: Option<Vec<u32>>,
+    /// The weights as bf16 pairs when this convolution runs in bf16.
+    packed: Option<Packed>,
+}
+
+/// A convolution's weights for a bf16 kernel: `[pairs, outputs]` pairs,
+/// `pairs` the kernel's for `k * k * inputs` (zero rows past them).
+#[derive(Clone, Debug)]
+struct Packed {
+    kernel: bf16::Kernel,
+    pairs: usize,
+    weights: Vec<u32>,
 }
 
 /// A fully connected layer: `weights` is `[inputs, outputs]` row-major.
@@ -172,23 +180,32 @@ struct ConvScratch {
 }
 
 impl Conv {
-    /// This convolution in bf16, where it is a 3x3 one with a multiple of
-    /// 16 outputs (the trunk's); others stay f32.
-    fn in_bf16(mut self) -> Conv {
+    /// This convolution in bf16 on `kernel`, where it is a 3x3 one with a
+    /// multiple of 16 outputs (the trunk's); others stay f32.
+    fn in_bf16(mut self, kernel: bf16::Kernel) -> Conv {
         if self.k == 3 && self.outputs.is_multiple_of(16) {
-            self.packed = Some(bf16::pack_rhs(&self.weights, self.k * self.k * self.inputs, self.outputs));
+            let kk = self.k * self.k * self.inputs;
+            let pairs = kernel.pairs(kk);
+            let mut weights = bf16::pack_rhs(&self.weights, kk, self.outputs);
+            weights.resize(pairs * self.outputs, 0);
+            self.packed = Some(Packed { kernel, pairs, weights });
         }
         self
     }
 }
 
 impl CpuNet {
-    /// The net's weights for this forward pass; with `bf16`, its 3x3
-    /// convolutions multiply in bf16 (only where [`bf16::supported`]).
-    pub fn new(net: &Net, config: &NetConfig, bf16: bool) -> CpuNet {
+    /// The net's weights for this forward pass; with a `bf16` kernel, its
+    /// 3x3 convolutions multiply in bf16 on it (only where
+    /// [`bf16::Kernel::available`]; f32 elsewhere).
+    pub fn new(net: &Net, config: &NetConfig, bf16: Option<bf16::Kernel>) -> CpuNet {
+        let bf16 = bf16.filter(|k| k.available());
         let conv = |c: &Conv2d, bn: Option<&BatchNorm>| {
             let folded = fold(c, bn);
-            if bf16 && bf16::supported() { folded.in_bf16() } else { folded }
+            match bf16 {
+                Some(kernel) => folded.in_bf16(kernel),
+                None => folded,
+            }
         };
         let blocks = net.blocks.iter().map(|b| [conv(&b.conv1, Some(&b.bn1)), conv(&b.conv2, Some(&b.bn2))]).collect();
         CpuNet {
@@ -241,12 +258,11 @@ impl CpuNet {
         let n = values.len();
         let hw = self.height * self.width;
         // [n, planes, H, W] -> [n * H * W, planes]
-        s.a.clear();
-        s.a.resize(n * hw * self.planes, 0.0);
+        let a = grown(&mut s.a, n * hw * self.planes);
         for p in 0..n {
             for c in 0..self.planes {
                 for q in 0..hw {
-                    s.a[(p * hw + q) * self.planes + c] = input[(p * self.planes + c) * hw + q];
+                    a[(p * hw + q) * self.planes + c] = input[(p * self.planes + c) * hw + q];
                 }
             }
         }
@@ -272,23 +288,21 @@ impl CpuNet {
         let (fc, out) = (&self.value_fc, &self.value_out);
         // [n * H * W, vc] -> [n, vc * H * W] (channel-major, as burn
         // flattens), then the two dense layers.
-        s.c.clear();
-        s.c.resize(n * vc * hw, 0.0);
+        let c = grown(&mut s.c, n * vc * hw);
         for p in 0..n {
             for q in 0..hw {
-                for c in 0..vc {
-                    s.c[p * vc * hw + c * hw + q] = s.a[(p * hw + q) * vc + c];
+                for ch in 0..vc {
+                    c[p * vc * hw + ch * hw + q] = s.a[(p * hw + q) * vc + ch];
                 }
             }
         }
-        s.b.clear();
-        s.b.resize(n * fc.outputs, 0.0);
-        matmul(&mut s.b, &s.c, &fc.weights, n, fc.inputs, fc.outputs);
-        for (x, b) in s.b.iter_mut().zip(fc.bias.iter().cycle()) {
+        let hidden = grown(&mut s.b, n * fc.outputs);
+        matmul(hidden, c, &fc.weights, n, fc.inputs, fc.outputs);
+        for (x, b) in hidden.iter_mut().zip(fc.bias.iter().cycle()) {
             *x = (*x + b).max(0.0);
         }
         for (p, v) in values.iter_mut().enumerate() {
-            let hidden = &s.b[p * fc.outputs..(p + 1) * fc.outputs];
+            let hidden = &hidden[p * fc.outputs..(p + 1) * fc.outputs];
             let sum: f32 = hidden.iter().zip(&out.weights).map(|(h, w)| h * w).sum();
             *v = (sum + out.bias[0]).tanh();
         }
@@ -311,12 +325,13 @@ impl CpuNet {
         let rows = n * self.height * self.width;
         let (cin, cout) = (conv.inputs, conv.outputs);
         let kk = conv.k * conv.k * cin;
-        dst.clear();
+        // Every element of dst, and of each im2col tile, is written below:
+        // the buffers are only grown, never cleared.
         dst.resize(rows * cout, 0.0);
         if conv.packed.is_some() {
             // Each input is rounded once, not once per tap.
-            src16.clear();
-            src16.extend(src.iter().map(|&x| bf16::to_bf16(x)));
+            src16.resize(src.len(), 0);
+            bf16::round(src, src16);
         }
         for start in (0..rows).step_by(TILE_ROWS) {
             let m = TILE_ROWS.min(rows - start);
@@ -324,9 +339,10 @@ impl CpuNet {
             if conv.k == 1 {
                 matmul(out, &src[start * cin..(start + m) * cin], &conv.weights, m, cin, cout);
             } else if let Some(packed) = &conv.packed {
-                let k2 = bf16::pairs(kk);
-                col16.clear();
-                col16.resize(m * k2, 0);
+                let k2 = packed.pairs;
+                // The kernel's padding rows (AMX's) are read but never
+                // reach out: whatever an earlier tile left there will do.
+                let col16 = grown(col16, packed.kernel.rows(m) * k2);
                 // SAFETY: u16 needs no more alignment than u32, and the
                 // view covers exactly col16's bytes; on this little-endian
                 // CPU half 2p of a row is the low half of its word p, as
@@ -334,10 +350,9 @@ impl CpuNet {
                 let halves =
                     unsafe { std::slice::from_raw_parts_mut(col16.as_mut_ptr().cast::<u16>(), col16.len() * 2) };
                 self.im2col(conv, src16, start, m, 2 * k2, halves);
-                bf16::matmul(out, col16, packed, m, k2, cout);
+                packed.kernel.matmul(out, col16, &packed.weights, m, k2, cout);
             } else {
-                col.clear();
-                col.resize(m * kk, 0.0);
+                let col = grown(col, m * kk);
                 self.im2col(conv, src, start, m, kk, col);
                 matmul(out, col, &conv.weights, m, kk, cout);
             }
@@ -355,30 +370,51 @@ impl CpuNet {
     }
 
     /// Writes the im2col rows `start..start + m` of a 3x3 convolution over
-    /// `src` into `col` (rows of `row_len`, zero where a tap is off the
-    /// board).
-    fn im2col<T: Copy>(&self, conv: &Conv, src: &[T], start: usize, m: usize, row_len: usize, col: &mut [T]) {
-        let (h, w, cin) = (self.height, self.width, conv.inputs);
+    /// `src` into `col`: every element of rows of `row_len`, zero where a
+    /// tap is off the board and past the taps.
+    fn im2col<T: Copy + Default>(&self, conv: &Conv, src: &[T], start: usize, m: usize, row_len: usize, col: &mut [T]) {
+        let (h, w, cin) = (self.height as isize, self.width as isize, conv.inputs);
         let half = (conv.k / 2) as isize;
-        for r in 0..m {
-            let q = (start + r) % (h * w);
+        let taps = conv.k * conv.k * cin;
+        for (r, row) in col.chunks_exact_mut(row_len).take(m).enumerate() {
+            let q = (start + r) % (self.height * self.width);
             let base = start + r - q;
-            let (y, x) = ((q / w) as isize, (q % w) as isize);
-            for ky in 0..conv.k as isize {
-                let sy = y + ky - half;
-                if sy < 0 || sy >= h as isize {
-                    continue;
-                }
-                for kx in 0..conv.k as isize {
-                    let sx = x + kx - half;
-                    if sx < 0 || sx >= w as isize {
-                        continue;
-                    }
-                    let from = (base + sy as usize * w + sx as usize) * cin;
-                    let to = r * row_len + ((ky * conv.k as isize + kx) as usize) * cin;
-                    col[to..to + cin].copy_from_slice(&src[from..from + cin]);
+            let (y, x) = ((q / self.width) as isize, (q % self.width) as isize);
+            for (tap, to) in row[..taps].chunks_exact_mut(cin).enumerate() {
+                let (sy, sx) = (y + (tap / conv.k) as isize - half, x + (tap % conv.k) as isize - half);
+                if (0..h).contains(&sy) && (0..w).contains(&sx) {
+                    let from = (base + (sy * w + sx) as usize) * cin;
+                    copy_channels(to, &src[from..from + cin]);
+                } else {
+                    to.fill(T::default());
                 }
             }
+            row[taps..].fill(T::default());
         }
     }
+}
+
+/// `to.copy_from_slice(from)`, inlined for the trunks' channel counts: a
+/// tap of an im2col row is a short copy, and there are nine per row.
+#[inline(always)]
+fn copy_channels<T: Copy>(to: &mut [T], from: &[T]) {
+    fn fixed<T: Copy, const N: usize>(to: &mut [T], from: &[T]) {
+        let (to, from): (&mut [T; N], &[T; N]) = (to.try_into().expect("N"), from.try_into().expect("N"));
+        *to = *from;
+    }
+    match from.len() {
+        32 => fixed::<T, 32>(to, from),
+        48 => fixed::<T, 48>(to, from),
+        64 => fixed::<T, 64>(to, from),
+        96 => fixed::<T, 96>(to, from),
+        128 => fixed::<T, 128>(to, from),
+        _ => to.copy_from_slice(from),
+    }
+}
+
+/// `buffer` at `len` elements: cut, or grown with zeros (the elements
+/// kept are left as they were, for the caller to overwrite).
+fn grown<T: Copy + Default>(buffer: &mut Vec<T>, len: usize) -> &mut [T] {
+    buffer.resize(len, T::default());
+    buffer
 }

@@ -25,6 +25,8 @@ pub enum DeviceError {
     NoHalfPrecision(String),
     #[error("bf16 needs the CPU device on a CPU with AVX-512 BF16; this device: {0}")]
     NoBf16(String),
+    #[error("this CPU (or OS) has no {0} bf16 kernel")]
+    NoBf16Kernel(&'static str),
     #[error("the throughput probe failed: {0}")]
     Probe(String),
 }
@@ -119,11 +121,15 @@ pub enum Precision {
     /// and outputs stay f32 on the host.
     F16,
     /// bfloat16 products with f32 sums in the 3x3 convolutions (the CPU
-    /// device, on CPUs with AVX-512 BF16).
+    /// device, on CPUs with AMX or AVX-512 BF16).
     Bf16,
+    /// bf16 on the CPU device where the CPU multiplies bf16 matrices
+    /// (AMX or AVX-512 BF16), f32 elsewhere: a request, which
+    /// [`super::NetEvaluator::set_precision`] resolves.
+    Auto,
 }
 
-named_enum!(Precision, "precision", { F32 => "f32", F16 => "f16", Bf16 => "bf16" });
+named_enum!(Precision, "precision", { F32 => "f32", F16 => "f16", Bf16 => "bf16", Auto => "auto" });
 
 /// Whether the device computes in f16 (a GPU whose adapter supports it).
 pub fn supports_f16(device: &Device) -> bool {

@@ -157,6 +157,9 @@ pub struct NetEvaluator {
     /// Batches in flight at once ([`Evaluator::pipeline_depth`]).
     pipeline_depth: std::sync::atomic::AtomicUsize,
     precision: Precision,
+    /// The instructions bf16 products run on ([`super::bf16::Kernel::best`]
+    /// unless set for a comparison).
+    bf16_kernel: Option<super::bf16::Kernel>,
     clock: parking_lot::Mutex<DeviceClock>,
     name: String,
     /// The CRC-32 its weight file carries, where it was loaded from one.
@@ -192,7 +195,7 @@ impl NetEvaluator {
     pub fn new(net: Net, config: NetConfig, variant: Variant, device: Device, max_batch: usize, name: String) -> Self {
         let net = net.valid();
         NetEvaluator {
-            cpu: (device == Device::flex()).then(|| super::cpu::CpuNet::new(&net, &config, false)),
+            cpu: (device == Device::flex()).then(|| super::cpu::CpuNet::new(&net, &config, None)),
             net,
             pad: device != Device::flex(),
             policy_kernel: device != Device::flex(),
@@ -201,6 +204,7 @@ impl NetEvaluator {
             // the next; on the CPU they would only compete for the cores.
             pipeline_depth: (if device != Device::flex() { 2 } else { 1 }).into(),
             precision: Precision::F32,
+            bf16_kernel: super::bf16::Kernel::best(),
             clock: parking_lot::Mutex::new(DeviceClock::default()),
             device,
             layout: Layout::with_features(variant, config.features),
@@ -239,15 +243,21 @@ impl NetEvaluator {
     /// (and the running statistics of batch norm) on the device; f32 after
     /// f16 is refused, as the cast lost the f32 weights. f16 needs a GPU
     /// whose adapter supports it; bf16 (the 3x3 convolutions' products in
-    /// bf16, sums in f32) the CPU device on a CPU with AVX-512 BF16.
+    /// bf16, sums in f32) the CPU device on a CPU with AMX or AVX-512 BF16;
+    /// auto is bf16 where it can be, f32 elsewhere.
     pub fn set_precision(&mut self, precision: Precision) -> Result<(), DeviceError> {
+        let precision = match precision {
+            Precision::Auto if self.device == Device::flex() && self.bf16_kernel.is_some() => Precision::Bf16,
+            Precision::Auto => Precision::F32,
+            p => p,
+        };
         if precision == self.precision {
             return Ok(());
         }
         let cpu = self.device == Device::flex();
         match precision {
-            Precision::Bf16 if cpu && self.precision == Precision::F32 && super::bf16::supported() => {
-                self.cpu = Some(super::cpu::CpuNet::new(&self.net, &self.config, true));
+            Precision::Bf16 if cpu && self.precision == Precision::F32 && self.bf16_kernel.is_some() => {
+                self.cpu = Some(super::cpu::CpuNet::new(&self.net, &self.config, self.bf16_kernel));
             }
             Precision::Bf16 => return Err(DeviceError::NoBf16(describe(&self.device))),
             Precision::F16 if self.precision == Precision::F32 && super::supports_f16(&self.device) => {
@@ -255,7 +265,7 @@ impl NetEvaluator {
                 self.cpu = None;
             }
             Precision::F32 if self.precision == Precision::Bf16 => {
-                self.cpu = Some(super::cpu::CpuNet::new(&self.net, &self.config, false));
+                self.cpu = Some(super::cpu::CpuNet::new(&self.net, &self.config, None));
             }
             _ => return Err(DeviceError::NoHalfPrecision(describe(&self.device))),
         }
@@ -272,7 +282,29 @@ impl NetEvaluator {
     /// even in bf16). No effect on a GPU or in f16.
     pub fn set_cpu_forward(&mut self, fused: bool) {
         self.cpu = (fused && self.device == Device::flex() && self.precision != Precision::F16)
-            .then(|| super::cpu::CpuNet::new(&self.net, &self.config, self.precision == Precision::Bf16));
+            .then(|| super::cpu::CpuNet::new(&self.net, &self.config, self.cpu_bf16()));
+    }
+
+    /// The bf16 kernel of the CPU forward pass, in bf16.
+    fn cpu_bf16(&self) -> Option<super::bf16::Kernel> {
+        self.bf16_kernel.filter(|_| self.precision == Precision::Bf16)
+    }
+
+    /// Runs bf16 products on `kernel` (for comparisons: the default is the
+    /// fastest the CPU has); an error where the CPU lacks it.
+    pub fn set_bf16_kernel(&mut self, kernel: super::bf16::Kernel) -> Result<(), DeviceError> {
+        if !kernel.available() {
+            return Err(DeviceError::NoBf16Kernel(kernel.name()));
+        }
+        self.bf16_kernel = Some(kernel);
+        if self.cpu.is_some() {
+            self.cpu = Some(super::cpu::CpuNet::new(&self.net, &self.config, self.cpu_bf16()));
+        }
+        Ok(())
+    }
+
+    pub fn bf16_kernel(&self) -> Option<super::bf16::Kernel> {
+        self.cpu_bf16().filter(|_| self.cpu.is_some())
     }
 
     pub fn cpu_forward(&self) -> bool {
@@ -404,7 +436,8 @@ impl NetEvaluator {
         let l = &self.layout;
         let x = Tensor::<4>::from_data(TensorData::new(input, [n, l.planes, l.height, l.width]), &self.device);
         match self.precision {
-            Precision::F32 | Precision::Bf16 => x,
+            // (`Auto` is resolved by `set_precision`, never held.)
+            Precision::F32 | Precision::Bf16 | Precision::Auto => x,
             Precision::F16 => x.cast(burn::tensor::FloatDType::F16),
         }
     }
@@ -413,7 +446,7 @@ impl NetEvaluator {
     fn forward(&self, x: Tensor<4>) -> (Tensor<2>, Tensor<2>) {
         let (logits, values) = self.net.forward(x);
         match self.precision {
-            Precision::F32 | Precision::Bf16 => (logits, values),
+            Precision::F32 | Precision::Bf16 | Precision::Auto => (logits, values),
             Precision::F16 => (logits.cast(burn::tensor::FloatDType::F32), values.cast(burn::tensor::FloatDType::F32)),
         }
     }
@@ -557,9 +590,10 @@ impl Evaluator for NetEvaluator {
             (true, true) => ", Pantheon's forward pass",
             (true, false) => ", burn's forward pass",
         };
-        match self.precision {
-            Precision::F32 => format!("{}{pass}", self.name),
-            p => format!("{}{pass}, {p}", self.name),
+        match (self.precision, self.bf16_kernel()) {
+            (Precision::F32, _) => format!("{}{pass}", self.name),
+            (Precision::Bf16, Some(kernel)) => format!("{}{pass}, bf16 on {kernel}", self.name),
+            (p, _) => format!("{}{pass}, {p}", self.name),
         }
     }
 

@@ -33,6 +33,7 @@ macro_rules! named_enum {
     };
 }
 
+pub mod amx;
 pub mod bf16;
 pub mod cpu;
 pub mod device;

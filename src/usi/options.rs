@@ -20,7 +20,7 @@ pub struct Spec {
 
 pub const VARIANTS: &[&str] = &["minishogi", "mansindam", "pandemonium", "pandemonium2022"];
 pub const DEVICES: &[&str] = &["auto", "gpu", "cpu"];
-pub const PRECISIONS: &[&str] = &["f32", "bf16", "f16"];
+pub const PRECISIONS: &[&str] = &["auto", "f32", "bf16", "f16"];
 
 /// Every option, in the order `usi` lists them.
 pub const SPECS: &[Spec] = &[
@@ -31,7 +31,7 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "USI_Ponder", kind: Kind::Check(false) },
     Spec { name: "ModelFile", kind: Kind::Str("") },
     Spec { name: "Device", kind: Kind::Combo { default: "auto", vars: DEVICES } },
-    Spec { name: "Precision", kind: Kind::Combo { default: "f32", vars: PRECISIONS } },
+    Spec { name: "Precision", kind: Kind::Combo { default: "auto", vars: PRECISIONS } },
     Spec { name: "BatchSize", kind: Kind::Spin { default: 0, min: 0, max: 4096 } },
     Spec { name: "ByoyomiMargin", kind: Kind::Spin { default: 100, min: 0, max: 60_000 } },
     Spec { name: "ResignThreshold", kind: Kind::Spin { default: 0, min: 0, max: 100_000 } },
@@ -59,8 +59,9 @@ pub struct Options {
     pub model_file: String,
     /// `auto`, `gpu` or `cpu`.
     pub device: String,
-    /// The net's number format: `f32`, `bf16` (CPU with AVX-512 BF16) or
-    /// `f16` (GPU).
+    /// The net's number format: `auto` (bf16 on a CPU that multiplies
+    /// bf16 matrices, else f32), `f32`, `bf16` (CPU with AMX or AVX-512
+    /// BF16) or `f16` (GPU).
     pub precision: String,
     /// Positions per network call (0: the evaluator's preferred batch,
     /// a net's that of its device, see `Evaluator::preferred_batch`).
@@ -91,7 +92,7 @@ impl Default for Options {
             ponder: false,
             model_file: String::new(),
             device: "auto".into(),
-            precision: "f32".into(),
+            precision: "auto".into(),
             batch_size: 0,
             byoyomi_margin_ms: 100,
             resign_cp: 0,

@@ -3,6 +3,7 @@
 
 use super::{sample_positions, write_json};
 use crate::mcts::EvalRequest;
+use crate::nn::bf16::Kernel as Bf16Kernel;
 use crate::nn::{DeviceChoice, ModelSource, NetEvaluator, Precision, Timings};
 use crate::rules::Variant;
 use anyhow::Result;
@@ -45,6 +46,12 @@ pub struct NnBench {
     /// in turn at each batch size.
     #[arg(long, value_delimiter = ',', default_value = "own")]
     cpu_forward: Vec<CpuForward>,
+    /// In bf16, the kernels of Pantheon's forward pass measured,
+    /// comma-separated: amx (Intel's matrix tiles) and avx512 (AVX-512
+    /// BF16's vectors); each row's path names its kernel. The default is
+    /// the fastest this CPU has (what play uses).
+    #[arg(long, value_delimiter = ',')]
+    bf16_kernel: Vec<Bf16Kernel>,
     /// Also write the figures to this file as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -73,17 +80,38 @@ impl NnBench {
             let paths: Vec<&'static str> = if eval.policy_kernel() {
                 vec!["plain", "kernel"]
             } else if eval.cpu_forward() {
-                self.cpu_forward.iter().map(|f| if *f == CpuForward::Own { "own" } else { "burn" }).collect()
+                let kernels = match eval.bf16_kernel() {
+                    Some(best) if self.bf16_kernel.is_empty() => vec![best],
+                    Some(_) => self.bf16_kernel.clone(),
+                    None => Vec::new(),
+                };
+                let own: Vec<&'static str> =
+                    if kernels.is_empty() { vec!["own"] } else { kernels.iter().map(|k| k.name()).collect() };
+                self.cpu_forward
+                    .iter()
+                    .flat_map(|f| if *f == CpuForward::Own { own.clone() } else { vec!["burn"] })
+                    .collect()
             } else {
                 vec!["cpu"]
             };
             for (&b, &path) in self.batch.iter().flat_map(|b| paths.iter().map(move |p| (b, p))) {
                 eval.set_policy_kernel(path == "kernel");
-                if path == "own" || path == "burn" {
+                if let Ok(kernel) = path.parse::<Bf16Kernel>() {
+                    if let Err(e) = eval.set_bf16_kernel(kernel) {
+                        outln!("{precision} {path}: skipped ({e})");
+                        continue;
+                    }
+                    eval.set_cpu_forward(true);
+                } else if path == "own" || path == "burn" {
                     eval.set_cpu_forward(path == "own");
                 }
-                let row =
-                    Row { precision, batch: b, path, flops, stages: median_timings(&eval, &positions[..b], self.runs) };
+                let row = Row {
+                    precision: eval.precision(),
+                    batch: b,
+                    path,
+                    flops,
+                    stages: median_timings(&eval, &positions[..b], self.runs),
+                };
                 row.print();
                 rows.push(row.json());
             }

@@ -1,0 +1,285 @@
+//! A bfloat16 matrix product on Intel's Advanced Matrix Extensions (AMX:
+//! Sapphire Rapids and later Xeons) for [`super::cpu`]'s 3x3 convolutions.
+//! One `tdpbf16ps` multiplies a 16 x 32 bf16 tile by a 32 x 16 one into a
+//! 16 x 16 f32 tile: 8,192 multiply-adds, sixteen times an AVX-512 FMA's
+//! per instruction. The numbers are those of [`super::bf16`]'s kernel
+//! (bf16 operands, f32 sums; only the order of the sums differs), and so
+//! is the operands' layout, in pairs along the summed dimension.
+//!
+//! Linux grants a process the tiles' 8 KiB of register state only when
+//! asked (`arch_prctl(ARCH_REQ_XCOMP_PERM)`); [`supported`] asks once, and
+//! is false where the CPU, the OS or the request says no. The tile
+//! registers are not known to the compiler: each product loads its tile
+//! configuration, and releases the tiles when done.
+
+/// Rows of a tile, and pairs (32 bf16, 64 bytes) per tile row: the
+/// summed dimension (in pairs) and the rows of a product are padded to
+/// multiples of it by the caller; output columns must be a multiple of it.
+pub const TILE: usize = 16;
+
+/// Whether this CPU and OS run AMX's bf16 products (asked once).
+pub fn supported() -> bool {
+    static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SUPPORTED.get_or_init(detect)
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+fn detect() -> bool {
+    use std::arch::x86_64::{__cpuid, __cpuid_count};
+    // CPUID leaf 7: AMX-BF16 is EDX bit 22, AMX-TILE bit 24; OSXSAVE
+    // (leaf 1, ECX bit 27) says XGETBV may be used.
+    if __cpuid(0).eax < 0x1d || __cpuid(1).ecx & (1 << 27) == 0 {
+        return false;
+    }
+    let edx = __cpuid_count(7, 0).edx;
+    if edx & (1 << 22) == 0 || edx & (1 << 24) == 0 {
+        return false;
+    }
+    // The tile palette this kernel configures: palette 1 with 8 tiles of
+    // 16 rows by 64 bytes (leaf 0x1D, sub-leaf 1).
+    let palette = __cpuid_count(0x1d, 1);
+    if palette.ebx & 0xffff < 64 || palette.ebx >> 16 < 8 || palette.ecx & 0xffff < 16 {
+        return false;
+    }
+    // XCR0 bits 17 and 18: the OS saves the tile configuration and data.
+    // SAFETY: OSXSAVE is set (checked above), so XGETBV is available.
+    let xcr0 = unsafe { xgetbv0() };
+    if xcr0 & (0b11 << 17) != 0b11 << 17 {
+        return false;
+    }
+    const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
+    const XFEATURE_XTILEDATA: libc::c_long = 18;
+    // SAFETY: a plain system call with integer arguments; it only changes
+    // which register state this process may use.
+    unsafe { libc::syscall(libc::SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0 }
+}
+
+/// XCR0 (XGETBV with ECX = 0), read without the `xsave` target feature.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+unsafe fn xgetbv0() -> u64 {
+    let (eax, edx): (u32, u32);
+    // SAFETY: the caller checked OSXSAVE; XGETBV reads a register only.
+    unsafe {
+        std::arch::asm!("xgetbv", in("ecx") 0, out("eax") eax, out("edx") edx, options(nomem, nostack, preserves_flags))
+    };
+    (u64::from(edx) << 32) | u64::from(eax)
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+fn detect() -> bool {
+    false
+}
+
+/// `out[m x n] = lhs[m x k2] * rhs[k2 x n]` in pairs, row-major: `k2` and
+/// `n` multiples of [`TILE`], and `lhs` holding `m` rounded up to a
+/// multiple of [`TILE`] rows (the rows past `m` are read, not written
+/// out). Call only where [`supported`].
+pub fn matmul(out: &mut [f32], lhs: &[u32], rhs: &[u32], m: usize, k2: usize, n: usize) {
+    let padded = m.next_multiple_of(TILE);
+    assert!(k2.is_multiple_of(TILE) && n.is_multiple_of(TILE), "AMX product of {m} x {k2} x {n}");
+    assert!(out.len() >= m * n && lhs.len() >= padded * k2 && rhs.len() >= k2 * n);
+    assert!(supported(), "AMX matrix product on a CPU or OS without it");
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    // SAFETY: the CPU and OS run AMX (asserted), and the slices hold the
+    // matrices the sizes describe (asserted).
+    unsafe {
+        x86::matmul(out, lhs, rhs, m, k2, n)
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+mod x86 {
+    use super::TILE;
+    use std::arch::asm;
+
+    /// Palette 1, all eight tiles 16 rows by 64 bytes: `tmm0`-`tmm3` the
+    /// sums of a 32 x 32 block, `tmm4`/`tmm5` its two row tiles of the
+    /// left operand, `tmm6`/`tmm7` its two column tiles of the right.
+    #[repr(C, align(64))]
+    struct Config([u8; 64]);
+
+    static CONFIG: Config = {
+        let mut c = [0u8; 64];
+        c[0] = 1;
+        let mut t = 0;
+        while t < 8 {
+            c[16 + 2 * t] = 64;
+            c[48 + t] = TILE as u8;
+            t += 1;
+        }
+        Config(c)
+    };
+
+    pub unsafe fn matmul(out: &mut [f32], lhs: &[u32], rhs: &[u32], m: usize, k2: usize, n: usize) {
+        let padded = m.next_multiple_of(TILE);
+        // SAFETY: the configuration is a valid palette-1 one (the CPU has
+        // palette 1 with 8 tiles of 16 x 64 bytes: `detect`).
+        unsafe { asm!("ldtilecfg [{0}]", in(reg) CONFIG.0.as_ptr(), options(nostack, readonly)) };
+        for c in (0..n).step_by(2 * TILE) {
+            let cols = if c + 2 * TILE <= n { 2 } else { 1 };
+            for r in (0..padded).step_by(2 * TILE) {
+                let rows = if r + 2 * TILE <= padded { 2 } else { 1 };
+                // SAFETY: the block's rows are inside lhs's padded rows and
+                // its columns inside n (the caller checked the sizes).
+                unsafe { block(out, lhs, rhs, m, k2, n, r, c, rows, cols) };
+            }
+        }
+        // SAFETY: tiles are configured; releasing them ends their use.
+        unsafe { asm!("tilerelease", options(nostack, nomem)) };
+    }
+
+    /// The `rows` x `cols` tiles (1 or 2 each) of output from row `r` and
+    /// column `c`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn block(
+        out: &mut [f32],
+        lhs: &[u32],
+        rhs: &[u32],
+        m: usize,
+        k2: usize,
+        n: usize,
+        r: usize,
+        c: usize,
+        rows: usize,
+        cols: usize,
+    ) {
+        let (a_stride, b_stride) = (k2 * 4, n * 4);
+        // SAFETY (all the asm below): the tiles are configured (`matmul`);
+        // every tile read covers 16 rows of 64 bytes inside lhs's padded
+        // rows (`r + 16 * rows <= padded`, pairs `p..p + 16` inside k2) or
+        // rhs's (pair rows `p..p + 16`, columns `c..c + 16 * cols` inside
+        // n), with the strides of those matrices.
+        unsafe {
+            asm!("tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3", options(nostack, nomem));
+            for p in (0..k2).step_by(TILE) {
+                let a0 = lhs.as_ptr().add(r * k2 + p);
+                let a1 = a0.add(TILE * k2);
+                let b0 = rhs.as_ptr().add(p * n + c);
+                let b1 = b0.add(TILE);
+                match (rows, cols) {
+                    (2, 2) => asm!(
+                        "tileloadd tmm4, [{a0} + {sa}]",
+                        "tileloadd tmm6, [{b0} + {sb}]",
+                        "tdpbf16ps tmm0, tmm4, tmm6",
+                        "tileloadd tmm7, [{b1} + {sb}]",
+                        "tdpbf16ps tmm1, tmm4, tmm7",
+                        "tileloadd tmm5, [{a1} + {sa}]",
+                        "tdpbf16ps tmm2, tmm5, tmm6",
+                        "tdpbf16ps tmm3, tmm5, tmm7",
+                        a0 = in(reg) a0, a1 = in(reg) a1, b0 = in(reg) b0, b1 = in(reg) b1,
+                        sa = in(reg) a_stride, sb = in(reg) b_stride,
+                        options(nostack, readonly),
+                    ),
+                    (2, _) => asm!(
+                        "tileloadd tmm4, [{a0} + {sa}]",
+                        "tileloadd tmm6, [{b0} + {sb}]",
+                        "tdpbf16ps tmm0, tmm4, tmm6",
+                        "tileloadd tmm5, [{a1} + {sa}]",
+                        "tdpbf16ps tmm2, tmm5, tmm6",
+                        a0 = in(reg) a0, a1 = in(reg) a1, b0 = in(reg) b0,
+                        sa = in(reg) a_stride, sb = in(reg) b_stride,
+                        options(nostack, readonly),
+                    ),
+                    (_, 2) => asm!(
+                        "tileloadd tmm4, [{a0} + {sa}]",
+                        "tileloadd tmm6, [{b0} + {sb}]",
+                        "tdpbf16ps tmm0, tmm4, tmm6",
+                        "tileloadd tmm7, [{b1} + {sb}]",
+                        "tdpbf16ps tmm1, tmm4, tmm7",
+                        a0 = in(reg) a0, b0 = in(reg) b0, b1 = in(reg) b1,
+                        sa = in(reg) a_stride, sb = in(reg) b_stride,
+                        options(nostack, readonly),
+                    ),
+                    _ => asm!(
+                        "tileloadd tmm4, [{a0} + {sa}]",
+                        "tileloadd tmm6, [{b0} + {sb}]",
+                        "tdpbf16ps tmm0, tmm4, tmm6",
+                        a0 = in(reg) a0, b0 = in(reg) b0,
+                        sa = in(reg) a_stride, sb = in(reg) b_stride,
+                        options(nostack, readonly),
+                    ),
+                }
+            }
+            // Tiles 0/1 are the first row tile's sums, 2/3 the second's.
+            for i in 0..rows {
+                for j in 0..cols {
+                    store(out, m, n, r + i * TILE, c + j * TILE, 2 * i + j);
+                }
+            }
+        }
+    }
+
+    /// Writes sum tile `t` (0 to 3) to `out` at row `r`, column `c`: in
+    /// place when its 16 rows are all inside `m`, else through a buffer
+    /// from which the rows inside are copied.
+    unsafe fn store(out: &mut [f32], m: usize, n: usize, r: usize, c: usize, t: usize) {
+        let mut buffer = [0f32; TILE * TILE];
+        let inside = r + TILE <= m;
+        let (dst, stride) =
+            if inside { (out[r * n + c..].as_mut_ptr(), n * 4) } else { (buffer.as_mut_ptr(), TILE * 4) };
+        // SAFETY: 16 rows of 64 bytes at `stride` from dst lie inside out
+        // (when `inside`) or the buffer; tile t holds sums (configured).
+        unsafe {
+            match t {
+                0 => asm!("tilestored [{d} + {s}], tmm0", d = in(reg) dst, s = in(reg) stride, options(nostack)),
+                1 => asm!("tilestored [{d} + {s}], tmm1", d = in(reg) dst, s = in(reg) stride, options(nostack)),
+                2 => asm!("tilestored [{d} + {s}], tmm2", d = in(reg) dst, s = in(reg) stride, options(nostack)),
+                _ => asm!("tilestored [{d} + {s}], tmm3", d = in(reg) dst, s = in(reg) stride, options(nostack)),
+            }
+        }
+        if !inside {
+            for (i, row) in buffer.chunks(TILE).enumerate().take(m.saturating_sub(r)) {
+                out[(r + i) * n + c..(r + i) * n + c + TILE].copy_from_slice(row);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::bf16::{from_bf16, pack_rhs, to_bf16};
+
+    /// The product on sizes with partial row tiles, one-column-tile
+    /// blocks and several tiles along the sum, against f32 sums of the
+    /// same bf16-rounded operands.
+    #[test]
+    fn the_product_matches_f32_on_bf16_inputs() {
+        if !supported() {
+            eprintln!("skipped: this CPU or OS has no AMX");
+            return;
+        }
+        for (m, k, n) in [(1usize, 2usize, 16usize), (19, 27, 48), (37, 64, 32), (50, 100, 80)] {
+            let k2 = k.div_ceil(2).next_multiple_of(TILE);
+            let value = |i: usize| ((i * 37 % 101) as f32 - 50.0) / 16.0;
+            let lhs_f: Vec<f32> = (0..m * k).map(value).collect();
+            let rhs_f: Vec<f32> = (0..k * n).map(|i| value(i + 7)).collect();
+            // Padded rows are garbage on purpose: they must not reach out.
+            let mut lhs = vec![0x3f80_3f80u32; m.next_multiple_of(TILE) * k2];
+            for r in 0..m {
+                for e in 0..k2 * 2 {
+                    let h = if e < k { u32::from(to_bf16(lhs_f[r * k + e])) } else { 0 };
+                    let w = &mut lhs[r * k2 + e / 2];
+                    *w = if e.is_multiple_of(2) { (*w & 0xffff_0000) | h } else { (*w & 0xffff) | (h << 16) };
+                }
+            }
+            let mut rhs = pack_rhs(&rhs_f, k, n);
+            rhs.resize(k2 * n, 0);
+            let mut out = vec![f32::NAN; m * n + 5];
+            matmul(&mut out, &lhs, &rhs, m, k2, n);
+            for r in 0..m {
+                for c in 0..n {
+                    let want: f32 = (0..k)
+                        .map(|e| from_bf16(to_bf16(lhs_f[r * k + e])) * from_bf16(to_bf16(rhs_f[e * n + c])))
+                        .sum();
+                    assert!(
+                        (out[r * n + c] - want).abs() < 1e-3,
+                        "{m}x{k}x{n} ({r}, {c}): {} vs {want}",
+                        out[r * n + c]
+                    );
+                }
+            }
+            assert!(out[m * n..].iter().all(|x| x.is_nan()), "{m}x{k}x{n}: wrote past the product");
+        }
+    }
+}
