@@ -326,7 +326,7 @@ impl CpuNet {
         let (cin, cout) = (conv.inputs, conv.outputs);
         let kk = conv.k * conv.k * cin;
         // Every element of dst, and of each im2col tile, is written below:
-        // the buffers are only grown, never cleared.
+        // the buffers are resized, never cleared.
         dst.resize(rows * cout, 0.0);
         if conv.packed.is_some() {
             // Each input is rounded once, not once per tap.
