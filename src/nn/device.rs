@@ -23,7 +23,7 @@ pub enum DeviceError {
     NoAdapter(String),
     #[error("f16 needs a GPU whose adapter supports it; this device: {0}")]
     NoHalfPrecision(String),
-    #[error("bf16 needs the CPU device on a CPU with AVX-512 BF16; this device: {0}")]
+    #[error("bf16 needs the CPU device on a CPU with AMX or AVX-512 BF16; this device: {0}")]
     NoBf16(String),
     #[error("this CPU (or OS) has no {0} bf16 kernel")]
     NoBf16Kernel(&'static str),
