@@ -238,7 +238,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nn::bf16::{from_bf16, pack_rhs, to_bf16};
+    use crate::nn::bf16::{from_bf16, pack_rhs, put, to_bf16};
 
     /// The product on sizes with partial row tiles, one-column-tile
     /// blocks and several tiles along the sum, against f32 sums of the
@@ -256,11 +256,9 @@ mod tests {
             let rhs_f: Vec<f32> = (0..k * n).map(|i| value(i + 7)).collect();
             // Padded rows are garbage on purpose: they must not reach out.
             let mut lhs = vec![0x3f80_3f80u32; m.next_multiple_of(TILE) * k2];
-            for r in 0..m {
+            for (r, row) in lhs.chunks_exact_mut(k2).take(m).enumerate() {
                 for e in 0..k2 * 2 {
-                    let h = if e < k { u32::from(to_bf16(lhs_f[r * k + e])) } else { 0 };
-                    let w = &mut lhs[r * k2 + e / 2];
-                    *w = if e.is_multiple_of(2) { (*w & 0xffff_0000) | h } else { (*w & 0xffff) | (h << 16) };
+                    put(row, e, if e < k { lhs_f[r * k + e] } else { 0.0 });
                 }
             }
             let mut rhs = pack_rhs(&rhs_f, k, n);

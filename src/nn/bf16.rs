@@ -22,13 +22,8 @@ impl Kernel {
     /// The fastest kernel this CPU runs: AMX where it has it, else
     /// AVX-512 BF16; `None` with neither.
     pub fn best() -> Option<Kernel> {
-        if super::amx::supported() && supported() {
-            Some(Kernel::Amx)
-        } else if supported() {
-            Some(Kernel::Avx512)
-        } else {
-            None
-        }
+        // `ALL` lists the kernels fastest first.
+        Kernel::ALL.iter().copied().find(|k| k.available())
     }
 
     /// Whether this CPU (and OS) runs it.
@@ -102,6 +97,15 @@ pub fn round(src: &[f32], dst: &mut [u16]) {
     for (d, &x) in dst[done..].iter_mut().zip(&src[done..]) {
         *d = to_bf16(x);
     }
+}
+
+/// Writes `value`, rounded, as element `e` of a row of pairs (tests build
+/// left operands with it).
+#[cfg(test)]
+pub(crate) fn put(row: &mut [u32], e: usize, value: f32) {
+    let h = u32::from(to_bf16(value));
+    let w = &mut row[e / 2];
+    *w = if e.is_multiple_of(2) { (*w & 0xffff_0000) | h } else { (*w & 0xffff) | (h << 16) };
 }
 
 /// The f32 value of a bf16.
@@ -237,13 +241,6 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Writes `value` as element `e` of a row of pairs.
-    fn put(row: &mut [u32], e: usize, value: f32) {
-        let h = u32::from(to_bf16(value));
-        let w = &mut row[e / 2];
-        *w = if e.is_multiple_of(2) { (*w & 0xffff_0000) | h } else { (*w & 0xffff) | (h << 16) };
-    }
 
     #[test]
     fn rounding_a_slice_rounds_each_as_to_bf16() {

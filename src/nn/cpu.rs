@@ -258,7 +258,7 @@ impl CpuNet {
         let n = values.len();
         let hw = self.height * self.width;
         // [n, planes, H, W] -> [n * H * W, planes]
-        let a = grown(&mut s.a, n * hw * self.planes);
+        let a = resized(&mut s.a, n * hw * self.planes);
         for p in 0..n {
             for c in 0..self.planes {
                 for q in 0..hw {
@@ -288,7 +288,7 @@ impl CpuNet {
         let (fc, out) = (&self.value_fc, &self.value_out);
         // [n * H * W, vc] -> [n, vc * H * W] (channel-major, as burn
         // flattens), then the two dense layers.
-        let c = grown(&mut s.c, n * vc * hw);
+        let c = resized(&mut s.c, n * vc * hw);
         for p in 0..n {
             for q in 0..hw {
                 for ch in 0..vc {
@@ -296,7 +296,7 @@ impl CpuNet {
                 }
             }
         }
-        let hidden = grown(&mut s.b, n * fc.outputs);
+        let hidden = resized(&mut s.b, n * fc.outputs);
         matmul(hidden, c, &fc.weights, n, fc.inputs, fc.outputs);
         for (x, b) in hidden.iter_mut().zip(fc.bias.iter().cycle()) {
             *x = (*x + b).max(0.0);
@@ -342,7 +342,7 @@ impl CpuNet {
                 let k2 = packed.pairs;
                 // The kernel's padding rows (AMX's) are read but never
                 // reach out: whatever an earlier tile left there will do.
-                let col16 = grown(col16, packed.kernel.rows(m) * k2);
+                let col16 = resized(col16, packed.kernel.rows(m) * k2);
                 // SAFETY: u16 needs no more alignment than u32, and the
                 // view covers exactly col16's bytes; on this little-endian
                 // CPU half 2p of a row is the low half of its word p, as
@@ -352,7 +352,7 @@ impl CpuNet {
                 self.im2col(conv, src16, start, m, 2 * k2, halves);
                 packed.kernel.matmul(out, col16, &packed.weights, m, k2, cout);
             } else {
-                let col = grown(col, m * kk);
+                let col = resized(col, m * kk);
                 self.im2col(conv, src, start, m, kk, col);
                 matmul(out, col, &conv.weights, m, kk, cout);
             }
@@ -414,7 +414,7 @@ fn copy_channels<T: Copy>(to: &mut [T], from: &[T]) {
 
 /// `buffer` at `len` elements: cut, or grown with zeros (the elements
 /// kept are left as they were, for the caller to overwrite).
-fn grown<T: Copy + Default>(buffer: &mut Vec<T>, len: usize) -> &mut [T] {
+fn resized<T: Copy + Default>(buffer: &mut Vec<T>, len: usize) -> &mut [T] {
     buffer.resize(len, T::default());
     buffer
 }
