@@ -70,91 +70,129 @@ fn detect() -> bool {
     false
 }
 
+/// Output rows a [`product`] hands its caller at a time: two row tiles.
+pub const BAND: usize = 2 * TILE;
+
+/// The left operand of a [`product`], read in place: K-step `s` of row
+/// `r` (pairs `s * step .. (s + 1) * step` of the sum) is the `step` pairs
+/// at `data[r * stride + offsets[s]..]`. A matrix in rows of `k2` pairs
+/// has stride `k2` and offsets 0, 16, 32 ...; a 3x3 convolution over
+/// boards padded with zeros reads a square's nine taps at nine fixed
+/// offsets from it, so needs no im2col copy.
+pub struct Lhs<'a> {
+    pub data: &'a [u32],
+    pub stride: usize,
+    /// Pairs per K-step: 1 to [`TILE`].
+    pub step: usize,
+    pub offsets: &'a [usize],
+}
+
+/// `lhs[m x sum] * rhs[sum x n]` in pairs, `rhs` row-major with
+/// `offsets.len() * step` rows at least and `n` a multiple of [`TILE`]:
+/// calls `band(r, sums)` for the rows from `r` on, [`BAND`] at a time (the
+/// last band fewer), `sums` row-major `[rows x n]` f32 for the caller to
+/// finish in place. Rows up to `m` rounded up to a multiple of [`TILE`]
+/// are read. Call only where [`supported`].
+pub fn product(lhs: &Lhs, rhs: &[u32], m: usize, n: usize, mut band: impl FnMut(usize, &mut [f32])) {
+    let padded = m.next_multiple_of(TILE);
+    assert!((1..=TILE).contains(&lhs.step) && n.is_multiple_of(TILE), "AMX product of {m} rows by {n}");
+    let last = lhs.offsets.iter().copied().max().unwrap_or(0);
+    assert!(m == 0 || (padded - 1) * lhs.stride + last + lhs.step <= lhs.data.len(), "AMX product's left operand");
+    assert!(lhs.offsets.len() * lhs.step * n <= rhs.len(), "AMX product's right operand");
+    assert!(supported(), "AMX matrix product on a CPU or OS without it");
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    // SAFETY: the CPU and OS run AMX (asserted), and every tile the
+    // product reads lies inside lhs or rhs (asserted above).
+    unsafe {
+        x86::product(lhs, rhs, m, n, &mut band)
+    }
+}
+
 /// `out[m x n] = lhs[m x k2] * rhs[k2 x n]` in pairs, row-major: `k2` and
 /// `n` multiples of [`TILE`], and `lhs` holding `m` rounded up to a
 /// multiple of [`TILE`] rows (the rows past `m` are read, not written
 /// out). Call only where [`supported`].
 pub fn matmul(out: &mut [f32], lhs: &[u32], rhs: &[u32], m: usize, k2: usize, n: usize) {
-    let padded = m.next_multiple_of(TILE);
-    assert!(k2.is_multiple_of(TILE) && n.is_multiple_of(TILE), "AMX product of {m} x {k2} x {n}");
-    assert!(out.len() >= m * n && lhs.len() >= padded * k2 && rhs.len() >= k2 * n);
-    assert!(supported(), "AMX matrix product on a CPU or OS without it");
-    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-    // SAFETY: the CPU and OS run AMX (asserted), and the slices hold the
-    // matrices the sizes describe (asserted).
-    unsafe {
-        x86::matmul(out, lhs, rhs, m, k2, n)
-    }
+    assert!(k2.is_multiple_of(TILE) && out.len() >= m * n, "AMX product of {m} x {k2} x {n}");
+    let offsets: Vec<usize> = (0..k2).step_by(TILE).collect();
+    let lhs = Lhs { data: lhs, stride: k2, step: TILE, offsets: &offsets };
+    product(&lhs, &rhs[..k2 * n], m, n, |r, sums| out[r * n..r * n + sums.len()].copy_from_slice(sums));
 }
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod x86 {
-    use super::TILE;
+    use super::{BAND, Lhs, TILE};
     use std::arch::asm;
 
-    /// Palette 1, all eight tiles 16 rows by 64 bytes: `tmm0`-`tmm3` the
-    /// sums of a 32 x 32 block, `tmm4`/`tmm5` its two row tiles of the
-    /// left operand, `tmm6`/`tmm7` its two column tiles of the right.
+    /// A palette-1 tile configuration: `tmm0`-`tmm3` the sums of a 32 x 32
+    /// block (16 rows by 64 bytes), `tmm4`/`tmm5` its two row tiles of the
+    /// left operand (16 rows by `step` pairs), `tmm6`/`tmm7` its two column
+    /// tiles of the right (`step` rows by 64 bytes).
     #[repr(C, align(64))]
     struct Config([u8; 64]);
 
-    static CONFIG: Config = {
-        let mut c = [0u8; 64];
-        c[0] = 1;
-        let mut t = 0;
-        while t < 8 {
-            c[16 + 2 * t] = 64;
-            c[48 + t] = TILE as u8;
-            t += 1;
-        }
-        Config(c)
-    };
-
-    pub unsafe fn matmul(out: &mut [f32], lhs: &[u32], rhs: &[u32], m: usize, k2: usize, n: usize) {
-        let padded = m.next_multiple_of(TILE);
-        // SAFETY: the configuration is a valid palette-1 one (the CPU has
-        // palette 1 with 8 tiles of 16 x 64 bytes: `detect`).
-        unsafe { asm!("ldtilecfg [{0}]", in(reg) CONFIG.0.as_ptr(), options(nostack, readonly)) };
-        for c in (0..n).step_by(2 * TILE) {
-            let cols = if c + 2 * TILE <= n { 2 } else { 1 };
-            for r in (0..padded).step_by(2 * TILE) {
-                let rows = if r + 2 * TILE <= padded { 2 } else { 1 };
-                // SAFETY: the block's rows are inside lhs's padded rows and
-                // its columns inside n (the caller checked the sizes).
-                unsafe { block(out, lhs, rhs, m, k2, n, r, c, rows, cols) };
+    impl Config {
+        fn new(step: usize) -> Config {
+            let mut c = [0u8; 64];
+            c[0] = 1;
+            for t in 0..8 {
+                let (bytes, rows) = match t {
+                    4 | 5 => (4 * step, TILE),
+                    6 | 7 => (64, step),
+                    _ => (64, TILE),
+                };
+                c[16 + 2 * t..18 + 2 * t].copy_from_slice(&(bytes as u16).to_le_bytes());
+                c[48 + t] = rows as u8;
             }
+            Config(c)
+        }
+    }
+
+    pub unsafe fn product<F: FnMut(usize, &mut [f32])>(lhs: &Lhs, rhs: &[u32], m: usize, n: usize, band: &mut F) {
+        let padded = m.next_multiple_of(TILE);
+        let config = Config::new(lhs.step);
+        let mut sums = vec![0f32; BAND * n];
+        // SAFETY: a valid palette-1 configuration (the CPU has palette 1
+        // with 8 tiles of 16 x 64 bytes: `detect`; step <= 16).
+        unsafe { asm!("ldtilecfg [{0}]", in(reg) config.0.as_ptr(), options(nostack, readonly)) };
+        for r in (0..padded).step_by(BAND) {
+            let rows = if r + BAND <= padded { 2 } else { 1 };
+            for c in (0..n).step_by(BAND) {
+                let cols = if c + BAND <= n { 2 } else { 1 };
+                // SAFETY: the block's rows are inside lhs's padded rows and
+                // its columns inside n (the caller checked the sizes); the
+                // sums buffer holds BAND rows of n.
+                unsafe {
+                    block(lhs, rhs, n, r, c, rows, cols);
+                    for i in 0..rows {
+                        for j in 0..cols {
+                            store(sums.as_mut_ptr().add(i * TILE * n + c + j * TILE), n, 2 * i + j);
+                        }
+                    }
+                }
+            }
+            let done = (m - r).min(BAND);
+            band(r, &mut sums[..done * n]);
         }
         // SAFETY: tiles are configured; releasing them ends their use.
         unsafe { asm!("tilerelease", options(nostack, nomem)) };
     }
 
-    /// The `rows` x `cols` tiles (1 or 2 each) of output from row `r` and
-    /// column `c`.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn block(
-        out: &mut [f32],
-        lhs: &[u32],
-        rhs: &[u32],
-        m: usize,
-        k2: usize,
-        n: usize,
-        r: usize,
-        c: usize,
-        rows: usize,
-        cols: usize,
-    ) {
-        let (a_stride, b_stride) = (k2 * 4, n * 4);
-        // SAFETY (all the asm below): the tiles are configured (`matmul`);
-        // every tile read covers 16 rows of 64 bytes inside lhs's padded
-        // rows (`r + 16 * rows <= padded`, pairs `p..p + 16` inside k2) or
-        // rhs's (pair rows `p..p + 16`, columns `c..c + 16 * cols` inside
-        // n), with the strides of those matrices.
+    /// The `rows` x `cols` tiles (1 or 2 each) of sums from row `r` and
+    /// column `c`, left in `tmm0`-`tmm3`.
+    unsafe fn block(lhs: &Lhs, rhs: &[u32], n: usize, r: usize, c: usize, rows: usize, cols: usize) {
+        let (a_stride, b_stride) = (lhs.stride * 4, n * 4);
+        // SAFETY (all the asm below): the tiles are configured (`product`);
+        // every tile read covers 16 rows of `step` pairs inside lhs (rows
+        // `r..r + 16 * rows` at the stride, from an offset the caller
+        // checked) or `step` rows of 64 bytes inside rhs (K-step s's rows,
+        // columns `c..c + 16 * cols` inside n).
         unsafe {
             asm!("tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3", options(nostack, nomem));
-            for p in (0..k2).step_by(TILE) {
-                let a0 = lhs.as_ptr().add(r * k2 + p);
-                let a1 = a0.add(TILE * k2);
-                let b0 = rhs.as_ptr().add(p * n + c);
+            for (s, &offset) in lhs.offsets.iter().enumerate() {
+                let a0 = lhs.data.as_ptr().add(r * lhs.stride + offset);
+                let a1 = a0.add(TILE * lhs.stride);
+                let b0 = rhs.as_ptr().add(s * lhs.step * n + c);
                 let b1 = b0.add(TILE);
                 match (rows, cols) {
                     (2, 2) => asm!(
@@ -200,36 +238,20 @@ mod x86 {
                     ),
                 }
             }
-            // Tiles 0/1 are the first row tile's sums, 2/3 the second's.
-            for i in 0..rows {
-                for j in 0..cols {
-                    store(out, m, n, r + i * TILE, c + j * TILE, 2 * i + j);
-                }
-            }
         }
     }
 
-    /// Writes sum tile `t` (0 to 3) to `out` at row `r`, column `c`: in
-    /// place when its 16 rows are all inside `m`, else through a buffer
-    /// from which the rows inside are copied.
-    unsafe fn store(out: &mut [f32], m: usize, n: usize, r: usize, c: usize, t: usize) {
-        let mut buffer = [0f32; TILE * TILE];
-        let inside = r + TILE <= m;
-        let (dst, stride) =
-            if inside { (out[r * n + c..].as_mut_ptr(), n * 4) } else { (buffer.as_mut_ptr(), TILE * 4) };
-        // SAFETY: 16 rows of 64 bytes at `stride` from dst lie inside out
-        // (when `inside`) or the buffer; tile t holds sums (configured).
+    /// Writes sum tile `t` (0 to 3) at `dst`, rows `n` floats apart.
+    unsafe fn store(dst: *mut f32, n: usize, t: usize) {
+        let stride = n * 4;
+        // SAFETY: the caller's dst has 16 rows of 16 floats at the stride;
+        // tile t holds sums (configured).
         unsafe {
             match t {
                 0 => asm!("tilestored [{d} + {s}], tmm0", d = in(reg) dst, s = in(reg) stride, options(nostack)),
                 1 => asm!("tilestored [{d} + {s}], tmm1", d = in(reg) dst, s = in(reg) stride, options(nostack)),
                 2 => asm!("tilestored [{d} + {s}], tmm2", d = in(reg) dst, s = in(reg) stride, options(nostack)),
                 _ => asm!("tilestored [{d} + {s}], tmm3", d = in(reg) dst, s = in(reg) stride, options(nostack)),
-            }
-        }
-        if !inside {
-            for (i, row) in buffer.chunks(TILE).enumerate().take(m.saturating_sub(r)) {
-                out[(r + i) * n + c..(r + i) * n + c + TILE].copy_from_slice(row);
             }
         }
     }
@@ -278,6 +300,50 @@ mod tests {
                 }
             }
             assert!(out[m * n..].iter().all(|x| x.is_nan()), "{m}x{k}x{n}: wrote past the product");
+        }
+    }
+
+    /// A product read in place: K-steps shorter than a tile, at offsets
+    /// out of order and overlapping between rows (a convolution's taps),
+    /// handed out in bands.
+    #[test]
+    fn a_product_read_at_offsets_sums_each_step_s_pairs() {
+        if !supported() {
+            eprintln!("skipped: this CPU or OS has no AMX");
+            return;
+        }
+        let value = |i: usize| ((i * 37 % 101) as f32 - 50.0) / 16.0;
+        for (m, step, stride, offsets, n) in [
+            (45usize, 8usize, 12usize, vec![24usize, 0, 4, 60], 48usize),
+            (3, 16, 16, vec![16, 0], 16),
+            (70, 4, 4, vec![8], 32),
+        ] {
+            let len = (m.next_multiple_of(TILE) - 1) * stride + offsets.iter().max().unwrap() + step;
+            let mut data = vec![0u32; len];
+            for e in 0..2 * len {
+                put(&mut data, e, value(e));
+            }
+            let rhs_f: Vec<f32> = (0..2 * step * offsets.len() * n).map(|i| value(i + 3)).collect();
+            let rhs = pack_rhs(&rhs_f, 2 * step * offsets.len(), n);
+            let lhs = Lhs { data: &data, stride, step, offsets: &offsets };
+            let mut seen = 0;
+            product(&lhs, &rhs, m, n, |r, sums| {
+                assert_eq!((r, sums.len() % n), (seen, 0), "bands in order, whole rows");
+                assert!(sums.len() <= BAND * n);
+                for (i, row) in sums.chunks(n).enumerate() {
+                    for (c, &got) in row.iter().enumerate() {
+                        let want: f32 = (0..offsets.len() * 2 * step)
+                            .map(|k| {
+                                let e = 2 * ((r + i) * stride + offsets[k / (2 * step)]) + k % (2 * step);
+                                from_bf16(to_bf16(value(e))) * from_bf16(to_bf16(rhs_f[k * n + c]))
+                            })
+                            .sum();
+                        assert!((got - want).abs() < 1e-3, "m {m} step {step}: ({}, {c}) {got} vs {want}", r + i);
+                    }
+                }
+                seen += sums.len() / n;
+            });
+            assert_eq!(seen, m, "every row handed out once");
         }
     }
 }

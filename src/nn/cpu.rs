@@ -4,6 +4,10 @@
 //! matrix (the `gemm` crate's AVX-512/AVX2 kernels) with its bias, residual
 //! and ReLU applied in one pass over the result, and the batch split
 //! between threads that each run their positions through the whole net.
+//! On AMX the residual blocks skip im2col: their activations live on
+//! zero-padded boards ([`Padded`]), from which the tile loads read each
+//! tap in place, and each band of sums is finished and rounded to bf16
+//! for the next convolution as it leaves the tiles.
 //!
 //! burn's CPU backend runs each layer as its own operation: a layout
 //! change to channels-last and back per convolution, then batch norm, the
@@ -72,6 +76,9 @@ pub struct CpuNet {
     value: Conv,
     value_fc: Dense,
     value_out: Dense,
+    /// Whether the blocks and the policy head's 3x3 convolution run on
+    /// AMX over padded boards ([`Padded`]) rather than im2col tiles.
+    amx_trunk: bool,
 }
 
 fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
@@ -155,19 +162,93 @@ fn matmul(dst: &mut [f32], lhs: &[f32], rhs: &[f32], m: usize, k: usize, n: usiz
     }
 }
 
-/// One thread's buffers: three activations and a convolution's own.
+/// One thread's buffers: three activations, a convolution's own, and the
+/// AMX trunk's on padded boards ([`Padded`]).
 #[derive(Default)]
 struct Scratch {
     a: Vec<f32>,
     b: Vec<f32>,
     c: Vec<f32>,
     conv: ConvScratch,
+    trunk: TrunkScratch,
+}
+
+/// The AMX trunk's activations on padded boards: the residual stream in
+/// f32 (`x`, a row per padded square), and as bf16 pairs (`x16`) with a
+/// block's inner activation (`t16`), in [`Padded::data_rows`] rows.
+#[derive(Default)]
+struct TrunkScratch {
+    x: Vec<f32>,
+    x16: Vec<u32>,
+    t16: Vec<u32>,
+}
+
+/// `n` positions' boards laid out for a 3x3 convolution without im2col:
+/// each board row is followed by a zero square and each board by a zero
+/// row, so that a square's nine taps are nine fixed row offsets away and
+/// every tap off the board lands on a zero. Row `r` of the layout is a
+/// square or padding; the bf16 operands also hold [`Padded::lead`] zero
+/// rows before the first board and after the last, so every offset reads
+/// inside them. On 9x9 boards a position is 100 rows for 81 squares.
+struct Padded {
+    height: usize,
+    width: usize,
+    rows: usize,
+}
+
+impl Padded {
+    fn new(height: usize, width: usize, n: usize) -> Padded {
+        Padded { height, width, rows: n * (height + 1) * (width + 1) }
+    }
+
+    /// Rows per board row (the squares and one zero).
+    fn line(&self) -> usize {
+        self.width + 1
+    }
+
+    /// Zero rows of the bf16 operands before the first board: a tap
+    /// reaches one line and one square back.
+    fn lead(&self) -> usize {
+        self.line() + 1
+    }
+
+    /// Rows of a bf16 operand: the lead, the boards with their row count
+    /// rounded up to AMX tiles, and as many zero rows after.
+    fn data_rows(&self) -> usize {
+        self.rows.next_multiple_of(super::amx::TILE) + 2 * self.lead()
+    }
+
+    /// The square (its row in the unpadded layout) at row `r`; `None` at
+    /// padding.
+    fn square(&self, r: usize) -> Option<usize> {
+        let block = (self.height + 1) * self.line();
+        let (p, q) = (r / block, r % block);
+        let (y, x) = (q / self.line(), q % self.line());
+        (y < self.height && x < self.width).then(|| (p * self.height + y) * self.width + x)
+    }
+
+    /// Where, in pairs from the row it computes, a 3x3 convolution over
+    /// `inputs` channels reads each K-step of `step` pairs: tap by tap in
+    /// the weights' (ky, kx, channel) order.
+    fn offsets(&self, inputs: usize, step: usize) -> Vec<usize> {
+        let pairs = inputs / 2;
+        let mut offsets = Vec::with_capacity(9 * pairs / step);
+        for ky in 0..3 {
+            for kx in 0..3 {
+                // lead + (ky - 1) * line + (kx - 1), never negative.
+                let row = ky * self.line() + kx;
+                offsets.extend((0..pairs).step_by(step).map(|p| row * pairs + p));
+            }
+        }
+        offsets
+    }
 }
 
 thread_local! {
     /// The buffers of the chunk this thread runs, kept between calls: a
     /// search's evaluation thread, which runs the first chunk of every
-    /// batch itself, allocates them once rather than per batch.
+    /// batch itself, and the pool threads that run the others allocate
+    /// them once rather than per batch.
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
@@ -207,7 +288,13 @@ impl CpuNet {
                 None => folded,
             }
         };
-        let blocks = net.blocks.iter().map(|b| [conv(&b.conv1, Some(&b.bn1)), conv(&b.conv2, Some(&b.bn2))]).collect();
+        let blocks: Vec<[Conv; 2]> =
+            net.blocks.iter().map(|b| [conv(&b.conv1, Some(&b.bn1)), conv(&b.conv2, Some(&b.bn2))]).collect();
+        let policy = conv(&net.policy_conv, Some(&net.policy_bn));
+        let amx_trunk =
+            blocks.iter().flatten().chain([&policy]).all(|c| {
+                c.packed.as_ref().is_some_and(|p| p.kernel == bf16::Kernel::Amx) && c.inputs.is_multiple_of(2)
+            });
         CpuNet {
             threads: crate::mcts::cores(),
             height: config.height,
@@ -215,11 +302,12 @@ impl CpuNet {
             planes: config.planes,
             stem: conv(&net.stem, Some(&net.stem_bn)),
             blocks,
-            policy: conv(&net.policy_conv, Some(&net.policy_bn)),
+            policy,
             policy_out: fold(&net.policy_out, None),
             value: fold(&net.value_conv, Some(&net.value_bn)),
             value_fc: dense(&net.value_fc),
             value_out: dense(&net.value_out),
+            amx_trunk,
         }
     }
 
@@ -240,11 +328,15 @@ impl CpuNet {
         if threads == 1 {
             chunks.for_each(run);
         } else {
-            std::thread::scope(|s| {
+            // The calling thread runs the first chunk; rayon's pool threads,
+            // which live on, run the others, each keeping its buffers (and
+            // its AMX tile state) from one batch to the next.
+            let run = &run;
+            rayon::in_place_scope(|s| {
                 let mut chunks = chunks;
                 let first = chunks.next();
                 for c in chunks {
-                    s.spawn(move || run(c));
+                    s.spawn(move |_| run(c));
                 }
                 if let Some(c) = first {
                     run(c);
@@ -267,13 +359,18 @@ impl CpuNet {
             }
         }
         self.conv(&self.stem, n, &s.a, &mut s.b, &mut s.conv, None, true);
-        for [first, second] in &self.blocks {
-            self.conv(first, n, &s.b, &mut s.c, &mut s.conv, None, true);
-            self.conv(second, n, &s.c, &mut s.a, &mut s.conv, Some(&s.b), true);
-            std::mem::swap(&mut s.a, &mut s.b);
+        if self.amx_trunk {
+            let a = resized(&mut s.a, s.b.len());
+            self.amx_trunk(&mut s.b, a, &mut s.trunk);
+        } else {
+            for [first, second] in &self.blocks {
+                self.conv(first, n, &s.b, &mut s.c, &mut s.conv, None, true);
+                self.conv(second, n, &s.c, &mut s.a, &mut s.conv, Some(&s.b), true);
+                std::mem::swap(&mut s.a, &mut s.b);
+            }
+            self.conv(&self.policy, n, &s.b, &mut s.a, &mut s.conv, None, true);
         }
-        // The trunk's output is in b.
-        self.conv(&self.policy, n, &s.b, &mut s.a, &mut s.conv, None, true);
+        // The trunk's output is in b, the policy head's 3x3 convolution's in a.
         self.conv(&self.policy_out, n, &s.a, &mut s.c, &mut s.conv, None, false);
         let types = self.policy_out.outputs;
         for p in 0..n {
@@ -306,6 +403,97 @@ impl CpuNet {
             let sum: f32 = hidden.iter().zip(&out.weights).map(|(h, w)| h * w).sum();
             *v = (sum + out.bias[0]).tanh();
         }
+    }
+
+    /// The residual blocks and the policy head's 3x3 convolution on AMX
+    /// over padded boards, for the positions whose stem output is in `b`
+    /// (channels-last): leaves the trunk's output in `b` and the policy
+    /// convolution's in `a`, as the im2col path does.
+    fn amx_trunk(&self, b: &mut [f32], a: &mut [f32], scratch: &mut TrunkScratch) {
+        let channels = self.policy.inputs;
+        let layout = Padded::new(self.height, self.width, b.len() / (self.height * self.width * channels));
+        let (rows, lead, data) = (layout.rows, layout.lead(), layout.data_rows() * channels / 2);
+        let TrunkScratch { x, x16, t16 } = scratch;
+        let x = resized(x, rows * channels);
+        for (r, row) in x.chunks_exact_mut(channels).enumerate() {
+            match layout.square(r) {
+                Some(q) => copy_channels(row, &b[q * channels..(q + 1) * channels]),
+                None => row.fill(0.0),
+            }
+        }
+        let (x16, t16) = (resized(x16, data), resized(t16, data));
+        // Every row of the boards is written below; the zero rows around
+        // them are written here.
+        for buffer in [&mut *x16, &mut *t16] {
+            let halves = halves(buffer);
+            halves[..lead * channels].fill(0);
+            halves[(lead + rows) * channels..].fill(0);
+        }
+        bf16::round(x, &mut halves(x16)[lead * channels..(lead + rows) * channels]);
+        for [first, second] in &self.blocks {
+            self.amx_conv(first, &layout, x16, None, |r, sums| {
+                bf16::round(sums, &mut halves(t16)[(lead + r) * channels..][..sums.len()]);
+            });
+            self.amx_conv(second, &layout, t16, Some(&mut *x), |r, sums| {
+                bf16::round(sums, &mut halves(x16)[(lead + r) * channels..][..sums.len()]);
+            });
+        }
+        self.amx_conv(&self.policy, &layout, x16, None, |r, sums| {
+            for (i, row) in sums.chunks_exact(channels).enumerate() {
+                if let Some(q) = layout.square(r + i) {
+                    copy_channels(&mut a[q * channels..(q + 1) * channels], row);
+                }
+            }
+        });
+        for (r, row) in x.chunks_exact(channels).enumerate() {
+            if let Some(q) = layout.square(r) {
+                copy_channels(&mut b[q * channels..(q + 1) * channels], row);
+            }
+        }
+    }
+
+    /// A 3x3 `conv` (AMX-packed) over the bf16 boards `src`: hands `sink`
+    /// each band of rows finished, `relu(sums + bias + stream?)` with zeros
+    /// at padding. A residual `stream` (f32, a row per padded square) is
+    /// added and then overwritten with the result.
+    fn amx_conv(
+        &self,
+        conv: &Conv,
+        layout: &Padded,
+        src: &[u32],
+        mut stream: Option<&mut [f32]>,
+        mut sink: impl FnMut(usize, &mut [f32]),
+    ) {
+        let packed = conv.packed.as_ref().expect("an AMX-packed convolution");
+        let pairs = conv.inputs / 2;
+        // The longest K-step, up to a tile's 16 pairs, that splits a tap.
+        let step = [16, 8, 4, 2, 1].into_iter().find(|s| pairs.is_multiple_of(*s)).unwrap_or(1);
+        let offsets = layout.offsets(conv.inputs, step);
+        let lhs = super::amx::Lhs { data: src, stride: pairs, step, offsets: &offsets };
+        let cout = conv.outputs;
+        super::amx::product(&lhs, &packed.weights, layout.rows, cout, |r, sums| {
+            for (i, row) in sums.chunks_exact_mut(cout).enumerate() {
+                if layout.square(r + i).is_none() {
+                    row.fill(0.0);
+                    continue;
+                }
+                match stream.as_deref_mut() {
+                    Some(stream) => {
+                        let res = &mut stream[(r + i) * cout..(r + i + 1) * cout];
+                        for ((x, b), res) in row.iter_mut().zip(&conv.bias).zip(res) {
+                            *x = (*x + b + *res).max(0.0);
+                            *res = *x;
+                        }
+                    }
+                    None => {
+                        for (x, b) in row.iter_mut().zip(&conv.bias) {
+                            *x = (*x + b).max(0.0);
+                        }
+                    }
+                }
+            }
+            sink(r, sums);
+        });
     }
 
     /// `dst = relu?(conv(src) + bias + residual?)` over `n` positions'
@@ -343,13 +531,7 @@ impl CpuNet {
                 // The kernel's padding rows (AMX's) are read but never
                 // reach out: whatever an earlier tile left there will do.
                 let col16 = resized(col16, packed.kernel.rows(m) * k2);
-                // SAFETY: u16 needs no more alignment than u32, and the
-                // view covers exactly col16's bytes; on this little-endian
-                // CPU half 2p of a row is the low half of its word p, as
-                // bf16's pairs have it.
-                let halves =
-                    unsafe { std::slice::from_raw_parts_mut(col16.as_mut_ptr().cast::<u16>(), col16.len() * 2) };
-                self.im2col(conv, src16, start, m, 2 * k2, halves);
+                self.im2col(conv, src16, start, m, 2 * k2, halves(col16));
                 packed.kernel.matmul(out, col16, &packed.weights, m, k2, cout);
             } else {
                 let col = resized(col, m * kk);
@@ -417,4 +599,49 @@ fn copy_channels<T: Copy>(to: &mut [T], from: &[T]) {
 fn resized<T: Copy + Default>(buffer: &mut Vec<T>, len: usize) -> &mut [T] {
     buffer.resize(len, T::default());
     buffer
+}
+
+/// bf16 pairs as their halves: half `2p` of a row is the low half of its
+/// word `p`, as [`bf16`]'s pairs have it on this little-endian CPU.
+fn halves(pairs: &mut [u32]) -> &mut [u16] {
+    // SAFETY: u16 needs no more alignment than u32, and the view covers
+    // exactly the words' bytes.
+    unsafe { std::slice::from_raw_parts_mut(pairs.as_mut_ptr().cast::<u16>(), pairs.len() * 2) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every square of every board has one row, and each of its nine taps,
+    /// read at the offsets, is the neighbouring square's row or a zero one.
+    #[test]
+    fn padded_boards_put_each_tap_on_its_neighbour_or_on_padding() {
+        for (h, w, n) in [(5, 5, 3), (9, 9, 2), (4, 7, 2)] {
+            let layout = Padded::new(h, w, n);
+            let mut rows = vec![None; n * h * w];
+            for r in 0..layout.rows {
+                if let Some(q) = layout.square(r) {
+                    assert!(rows[q].replace(r).is_none(), "square {q} twice");
+                }
+            }
+            // One channel pair a square: an offset is the tap's row shift.
+            let offsets = layout.offsets(2, 1);
+            assert_eq!(offsets.len(), 9);
+            for (q, r) in rows.iter().enumerate() {
+                let (p, y, x) = (q / (h * w), (q / w % h) as isize, (q % w) as isize);
+                let r = r.expect("every square has a row");
+                for (tap, offset) in offsets.iter().enumerate() {
+                    let (sy, sx) = (y + (tap / 3) as isize - 1, x + (tap % 3) as isize - 1);
+                    let want = ((0..h as isize).contains(&sy) && (0..w as isize).contains(&sx))
+                        .then(|| (p * h + sy as usize) * w + sx as usize);
+                    // Row d of a bf16 operand is row d - lead of the layout.
+                    let d = r + offset;
+                    assert!(d < layout.data_rows());
+                    let got = d.checked_sub(layout.lead()).filter(|&l| l < layout.rows).and_then(|l| layout.square(l));
+                    assert_eq!(got, want, "{h}x{w}: square {q}, tap {tap}");
+                }
+            }
+        }
+    }
 }
