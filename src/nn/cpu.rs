@@ -5,7 +5,7 @@
 //! and ReLU applied in one pass over the result, and the batch split
 //! between threads that each run their positions through the whole net.
 //! On AMX the residual blocks skip im2col: their activations live on
-//! zero-padded boards ([`Padded`]), from which the tile loads read each
+//! zero-padded boards (`Padded`), from which the tile loads read each
 //! tap in place, and each band of sums is finished and rounded to bf16
 //! for the next convolution as it leaves the tiles.
 //!
