@@ -349,11 +349,13 @@ fn pantheons_cpu_forward_pass_matches_burns() {
             eval.set_cpu_forward(true);
             if eval.set_precision(pantheon::nn::Precision::Bf16).is_ok() {
                 let (logits, values) = eval.forward_raw(input_copy.clone(), n);
-                // AMX and AVX-512 BF16 multiply the same bf16 numbers and
-                // differ only in the order of the f32 sums: mostly by
-                // millionths, but where the order moves an activation's
-                // rounding to bf16 for the next layer by a step (1 in 256),
-                // the logits move by up to a few hundredths.
+                // AMX and AVX-512 BF16 multiply the same bf16 numbers in
+                // the trunk and differ there only in the order of the f32
+                // sums (values by millionths, or where the order moves an
+                // activation's rounding to bf16 by a step, 1 in 256, by up
+                // to a few ten-thousandths); on AMX the policy head's 1x1
+                // convolution multiplies in bf16 too, which moves the
+                // logits by up to about 0.07.
                 if Kernel::Amx.available() {
                     eval.set_bf16_kernel(Kernel::Avx512).unwrap();
                     assert!(eval.name().ends_with(", bf16 on avx512"), "{}", eval.name());
@@ -362,7 +364,7 @@ fn pantheons_cpu_forward_pass_matches_burns() {
                     assert!(eval.name().ends_with(", bf16 on amx"), "{}", eval.name());
                     let (dl, dv) = (worst(&logits, &vector_logits), worst(&values, &vector_values));
                     println!("{variant} n={n}: AMX against AVX-512 logits {dl}, values {dv}");
-                    assert!(dl < 0.08 && dv < 5e-3, "{variant} n={n}: AMX logits {dl}, values {dv}");
+                    assert!(dl < 0.15 && dv < 5e-3, "{variant} n={n}: AMX logits {dl}, values {dv}");
                 }
                 eval.set_precision(pantheon::nn::Precision::F32).unwrap();
                 println!(

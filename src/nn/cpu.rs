@@ -76,9 +76,10 @@ pub struct CpuNet {
     value: Conv,
     value_fc: Dense,
     value_out: Dense,
-    /// Whether the blocks and the policy head's 3x3 convolution run on
-    /// AMX over padded boards ([`Padded`]) rather than im2col tiles.
-    amx_trunk: bool,
+    /// With the blocks and the policy head on AMX over padded boards
+    /// ([`Padded`]) rather than im2col tiles: the policy head's 1x1
+    /// convolution as AMX operands, its columns padded to whole tiles.
+    amx_policy: Option<Packed>,
 }
 
 fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
@@ -291,10 +292,20 @@ impl CpuNet {
         let blocks: Vec<[Conv; 2]> =
             net.blocks.iter().map(|b| [conv(&b.conv1, Some(&b.bn1)), conv(&b.conv2, Some(&b.bn2))]).collect();
         let policy = conv(&net.policy_conv, Some(&net.policy_bn));
+        let policy_out = fold(&net.policy_out, None);
         let amx_trunk =
             blocks.iter().flatten().chain([&policy]).all(|c| {
                 c.packed.as_ref().is_some_and(|p| p.kernel == bf16::Kernel::Amx) && c.inputs.is_multiple_of(2)
             });
+        let amx_policy = amx_trunk.then(|| {
+            let (inputs, types) = (policy_out.inputs, policy_out.outputs);
+            let columns = types.next_multiple_of(super::amx::TILE);
+            let mut padded = vec![0.0; inputs * columns];
+            for (to, from) in padded.chunks_exact_mut(columns).zip(policy_out.weights.chunks_exact(types)) {
+                to[..types].copy_from_slice(from);
+            }
+            Packed { kernel: bf16::Kernel::Amx, pairs: inputs / 2, weights: bf16::pack_rhs(&padded, inputs, columns) }
+        });
         CpuNet {
             threads: crate::mcts::cores(),
             height: config.height,
@@ -303,11 +314,11 @@ impl CpuNet {
             stem: conv(&net.stem, Some(&net.stem_bn)),
             blocks,
             policy,
-            policy_out: fold(&net.policy_out, None),
+            policy_out,
             value: fold(&net.value_conv, Some(&net.value_bn)),
             value_fc: dense(&net.value_fc),
             value_out: dense(&net.value_out),
-            amx_trunk,
+            amx_policy,
         }
     }
 
@@ -359,9 +370,8 @@ impl CpuNet {
             }
         }
         self.conv(&self.stem, n, &s.a, &mut s.b, &mut s.conv, None, true);
-        if self.amx_trunk {
-            let a = resized(&mut s.a, s.b.len());
-            self.amx_trunk(&mut s.b, a, &mut s.trunk);
+        if let Some(policy_out) = &self.amx_policy {
+            self.amx_trunk(&mut s.b, policy_out, logits, &mut s.trunk);
         } else {
             for [first, second] in &self.blocks {
                 self.conv(first, n, &s.b, &mut s.c, &mut s.conv, None, true);
@@ -369,17 +379,17 @@ impl CpuNet {
                 std::mem::swap(&mut s.a, &mut s.b);
             }
             self.conv(&self.policy, n, &s.b, &mut s.a, &mut s.conv, None, true);
-        }
-        // The trunk's output is in b, the policy head's 3x3 convolution's in a.
-        self.conv(&self.policy_out, n, &s.a, &mut s.c, &mut s.conv, None, false);
-        let types = self.policy_out.outputs;
-        for p in 0..n {
-            for q in 0..hw {
-                for t in 0..types {
-                    logits[(p * types + t) * hw + q] = s.c[(p * hw + q) * types + t];
+            self.conv(&self.policy_out, n, &s.a, &mut s.c, &mut s.conv, None, false);
+            let types = self.policy_out.outputs;
+            for p in 0..n {
+                for q in 0..hw {
+                    for t in 0..types {
+                        logits[(p * types + t) * hw + q] = s.c[(p * hw + q) * types + t];
+                    }
                 }
             }
         }
+        // The trunk's output is in b.
         self.conv(&self.value, n, &s.b, &mut s.a, &mut s.conv, None, true);
         let vc = self.value.outputs;
         let (fc, out) = (&self.value_fc, &self.value_out);
@@ -405,11 +415,12 @@ impl CpuNet {
         }
     }
 
-    /// The residual blocks and the policy head's 3x3 convolution on AMX
-    /// over padded boards, for the positions whose stem output is in `b`
-    /// (channels-last): leaves the trunk's output in `b` and the policy
-    /// convolution's in `a`, as the im2col path does.
-    fn amx_trunk(&self, b: &mut [f32], a: &mut [f32], scratch: &mut TrunkScratch) {
+    /// The residual blocks and the policy head on AMX over padded boards,
+    /// for the positions whose stem output is in `b` (channels-last):
+    /// leaves the trunk's output in `b`, as the im2col path does, and
+    /// writes the policy logits (`policy_out`: the head's 1x1 convolution
+    /// packed for AMX).
+    fn amx_trunk(&self, b: &mut [f32], policy_out: &Packed, logits: &mut [f32], scratch: &mut TrunkScratch) {
         let channels = self.policy.inputs;
         let layout = Padded::new(self.height, self.width, b.len() / (self.height * self.width * channels));
         let (rows, lead, data) = (layout.rows, layout.lead(), layout.data_rows() * channels / 2);
@@ -439,9 +450,22 @@ impl CpuNet {
             });
         }
         self.amx_conv(&self.policy, &layout, x16, None, |r, sums| {
-            for (i, row) in sums.chunks_exact(channels).enumerate() {
+            bf16::round(sums, &mut halves(t16)[(lead + r) * channels..][..sums.len()]);
+        });
+        // The 1x1 convolution reads each row where it is, and writes the
+        // squares' logits straight to their places, type by type.
+        let (hw, types, pairs) = (self.height * self.width, self.policy_out.outputs, channels / 2);
+        let step = tile_step(pairs);
+        let offsets: Vec<usize> = (0..pairs).step_by(step).map(|p| lead * pairs + p).collect();
+        let lhs = super::amx::Lhs { data: t16, stride: pairs, step, offsets: &offsets };
+        let columns = policy_out.weights.len() / pairs;
+        super::amx::product(&lhs, &policy_out.weights, rows, columns, |r, sums| {
+            for (i, row) in sums.chunks_exact(columns).enumerate() {
                 if let Some(q) = layout.square(r + i) {
-                    copy_channels(&mut a[q * channels..(q + 1) * channels], row);
+                    let (p, square) = (q / hw, q % hw);
+                    for (t, (x, bias)) in row.iter().zip(&self.policy_out.bias).enumerate() {
+                        logits[(p * types + t) * hw + square] = x + bias;
+                    }
                 }
             }
         });
@@ -466,8 +490,7 @@ impl CpuNet {
     ) {
         let packed = conv.packed.as_ref().expect("an AMX-packed convolution");
         let pairs = conv.inputs / 2;
-        // The longest K-step, up to a tile's 16 pairs, that splits a tap.
-        let step = [16, 8, 4, 2, 1].into_iter().find(|s| pairs.is_multiple_of(*s)).unwrap_or(1);
+        let step = tile_step(pairs);
         let offsets = layout.offsets(conv.inputs, step);
         let lhs = super::amx::Lhs { data: src, stride: pairs, step, offsets: &offsets };
         let cout = conv.outputs;
@@ -574,6 +597,12 @@ impl CpuNet {
             row[taps..].fill(T::default());
         }
     }
+}
+
+/// The longest AMX K-step, up to a tile's 16 pairs, that splits a tap of
+/// `pairs` pairs.
+fn tile_step(pairs: usize) -> usize {
+    [16, 8, 4, 2, 1].into_iter().find(|s| pairs.is_multiple_of(*s)).unwrap_or(1)
 }
 
 /// `to.copy_from_slice(from)`, inlined for the trunks' channel counts: a
