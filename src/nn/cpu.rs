@@ -4,10 +4,10 @@
 //! matrix (the `gemm` crate's AVX-512/AVX2 kernels) with its bias, residual
 //! and ReLU applied in one pass over the result, and the batch split
 //! between threads that each run their positions through the whole net.
-//! On AMX the residual blocks skip im2col: their activations live on
-//! zero-padded boards (`Padded`), from which the tile loads read each
-//! tap in place, and each band of sums is finished and rounded to bf16
-//! for the next convolution as it leaves the tiles.
+//! On AMX the residual blocks and the policy head skip im2col: their
+//! activations live on zero-padded boards (`Padded`), from which the tile
+//! loads read each tap in place, and each band of sums is finished and
+//! rounded to bf16 for the next convolution as it leaves the tiles.
 //!
 //! burn's CPU backend runs each layer as its own operation: a layout
 //! change to channels-last and back per convolution, then batch norm, the
