@@ -145,6 +145,41 @@ fn bad_input_fails_cleanly_with_a_message() {
 }
 
 #[test]
+fn selfplay_plays_in_bf16_where_the_cpu_has_a_kernel_and_says_so_where_not() {
+    let dir = fresh_dir("selfplay-bf16");
+    let out = dir.join("games");
+    let o = pantheon(&[
+        "selfplay",
+        "--variant",
+        "minishogi",
+        "--games",
+        "1",
+        "--visits",
+        "8",
+        "--fast-visits",
+        "2",
+        "--device",
+        "cpu",
+        "--precision",
+        "bf16",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    match pantheon::nn::bf16::Kernel::best() {
+        Some(kernel) => {
+            assert!(o.status.success(), "{}", stderr(&o));
+            assert!(stderr(&o).contains(&format!(", bf16 on {kernel}")), "{}", stderr(&o));
+            assert!(stdout(&o).contains("game 1/1"), "{}", stdout(&o));
+        }
+        None => {
+            assert!(!o.status.success());
+            assert!(stderr(&o).contains("bf16"), "{}", stderr(&o));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn an_unreadable_or_damaged_loop_state_is_an_error_not_a_fresh_start() {
     let dir = fresh_dir("loop-state");
     let run = |d: &std::path::Path| {

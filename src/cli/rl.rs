@@ -158,6 +158,12 @@ pub struct SelfplayCommand {
     /// Network batch size.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
     batch: u64,
+    /// The net's number format: f32 (the default: the same games on
+    /// every CPU for a seed), bf16 (the CPU device on CPUs with AMX or
+    /// AVX-512 BF16: more games an hour, the games then depending on
+    /// which of the two kernels ran), f16 (GPU) or auto.
+    #[arg(long, default_value_t = crate::nn::Precision::F32)]
+    precision: crate::nn::Precision,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Stop after this many seconds: no game starts later, and the
@@ -187,7 +193,10 @@ impl SelfplayCommand {
                 SELFPLAY_ROOT,
             )?
         };
-        let net = crate::nn::NetEvaluator::load(self.variant, &self.model, self.device, self.batch as usize)?;
+        let mut net = crate::nn::NetEvaluator::load(self.variant, &self.model, self.device, self.batch as usize)?;
+        net.set_precision(self.precision)?;
+        let evaluator = crate::mcts::Evaluator::name(&net);
+        eprintln!("evaluator: {evaluator}");
         let started = Instant::now();
         let reports = crate::selfplay::play(&config, std::sync::Arc::new(net), &|r| {
             let against = match r.greedy {
@@ -211,7 +220,7 @@ impl SelfplayCommand {
         let positions: usize = reports.iter().map(|r| r.samples).sum();
         let figures = serde_json::json!({
             "variant": self.variant.name(), "device": self.device.to_string(), "parallel": config.parallel,
-            "batch": self.batch, "visits": self.visits, "fast_visits": self.fast_visits, "games": reports.len(),
+            "batch": self.batch, "evaluator": evaluator, "visits": self.visits, "fast_visits": self.fast_visits, "games": reports.len(),
             "positions": positions, "seconds": secs, "games_per_hour": reports.len() as f64 * 3600.0 / secs,
             "positions_per_s": positions as f64 / secs,
         });
