@@ -220,7 +220,8 @@ impl SelfplayCommand {
         let positions: usize = reports.iter().map(|r| r.samples).sum();
         let figures = serde_json::json!({
             "variant": self.variant.name(), "device": self.device.to_string(), "parallel": config.parallel,
-            "batch": self.batch, "evaluator": evaluator, "visits": self.visits, "fast_visits": self.fast_visits, "games": reports.len(),
+            "batch": self.batch, "evaluator": evaluator, "visits": self.visits, "fast_visits": self.fast_visits,
+            "games": reports.len(),
             "positions": positions, "seconds": secs, "games_per_hour": reports.len() as f64 * 3600.0 / secs,
             "positions_per_s": positions as f64 / secs,
         });

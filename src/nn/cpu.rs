@@ -176,7 +176,8 @@ struct Scratch {
 
 /// The AMX trunk's activations on padded boards: the residual stream in
 /// f32 (`x`, a row per padded square), and as bf16 pairs (`x16`) with a
-/// block's inner activation (`t16`), in [`Padded::data_rows`] rows.
+/// block's inner activation, then the policy head's (`t16`), in
+/// [`Padded::data_rows`] rows.
 #[derive(Default)]
 struct TrunkScratch {
     x: Vec<f32>,
