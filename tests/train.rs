@@ -129,13 +129,25 @@ fn the_loop_runs_generations_and_resumes() {
             out: PathBuf::new(),
         },
         cpu_budget: None,
+        precision: pantheon::nn::Precision::F32,
     };
     let logs = generations::run(&config, &mut |_| {}).unwrap();
     assert_eq!(logs.len(), 1);
     config.generations = 2;
+    // The resumed run plays in bf16 where the CPU has a kernel for it (the
+    // precision is a setting of the run, not of its state).
+    let kernel = pantheon::nn::bf16::Kernel::best();
+    if kernel.is_some() {
+        config.precision = pantheon::nn::Precision::Bf16;
+    }
     let mut lines = Vec::new();
     let logs = generations::run(&config, &mut |l| lines.push(l.to_string())).unwrap();
     assert!(lines[0].starts_with("resuming after generation 1"), "{lines:?}");
+    let selfplay = lines.iter().find(|l| l.starts_with("generation 2: self-play with ")).expect("self-play line");
+    match kernel {
+        Some(k) => assert!(selfplay.contains(&format!(", bf16 on {k}")), "{selfplay}"),
+        None => assert!(!selfplay.contains("bf16"), "{selfplay}"),
+    }
     assert_eq!(logs.iter().map(|l| l.generation).collect::<Vec<_>>(), vec![1, 2]);
     assert_eq!(std::fs::read_to_string(run.join("log.csv")).unwrap().lines().count(), 3);
     assert!(std::fs::read_to_string(run.join("state")).unwrap().starts_with("generation 2"));

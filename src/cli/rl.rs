@@ -371,6 +371,12 @@ pub struct LoopCommand {
     /// real GPU if there is one, else the CPU), gpu or cpu.
     #[arg(long, default_value = "auto")]
     device: crate::nn::DeviceChoice,
+    /// The net's number format in self-play and the gate matches
+    /// (training is f32): f32 (the default: the same run on every CPU for
+    /// a seed), bf16 (CPUs with AMX or AVX-512 BF16: more games an hour),
+    /// f16 (GPU) or auto.
+    #[arg(long, default_value_t = crate::nn::Precision::F32)]
+    precision: crate::nn::Precision,
 }
 
 impl LoopCommand {
@@ -436,6 +442,7 @@ impl LoopCommand {
             gate_score: self.gate_score,
             tsume,
             cpu_budget: self.cpu_budget,
+            precision: self.precision,
         };
         crate::train::generations::run(&config, &mut |line| outln!("{line}"))?;
         Ok(())
